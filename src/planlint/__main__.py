@@ -1,0 +1,5 @@
+import sys
+
+from planlint.cli import main
+
+sys.exit(main())

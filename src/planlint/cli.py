@@ -1,0 +1,191 @@
+"""The command line (spec section 5).
+
+Start-up matters (a pre-commit hook runs on every commit): only what a given
+command needs is imported, and only when it needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+SUBCOMMANDS = ("explain", "rules", "schema", "init")
+FORMATS = ("text", "json", "sarif", "github", "junit")
+REPORT_URL = "https://github.com/planlint/planlint/issues"
+
+
+class _Exit(Exception):
+    def __init__(self, status: int, message: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _lint_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="planlint",
+        description="Lint ML post-training experiment plans (planlint/v1).",
+        epilog="Other commands: planlint explain CODE | planlint rules [--format json] | planlint schema | planlint init [NAME]",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to lint (default: plans/)")
+    parser.add_argument("--format", choices=FORMATS, help="output format (default: text; github under GitHub Actions)")
+    parser.add_argument("--output", metavar="FILE", help="write the report to FILE instead of standard output")
+    parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (replaces the config's select)")
+    parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable (added to the config's ignore)")
+    parser.add_argument("--config", metavar="FILE", help="use this config file instead of looking one up")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, one line each")
+    parser.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    parser.add_argument("--no-color", action="store_true", help="never colour the text output")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            return _subcommand(argv[0], argv[1:])
+        return _lint(argv)
+    except _Exit as exc:
+        if exc.message:
+            print(f"planlint: error: {exc.message}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        print("planlint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 1
+    except Exception as exc:  # noqa: BLE001 - never a traceback
+        detail = str(exc).splitlines()[0] if str(exc) else ""
+        print(
+            f"planlint: internal error: {type(exc).__name__}{': ' + detail[:200] if detail else ''}. "
+            f"This is a bug in planlint; please report it at {REPORT_URL} with the input that caused it.",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _lint(argv: list[str]) -> int:
+    args = _lint_parser().parse_args(argv)
+    from planlint.config import ConfigError, codes_list, load_config
+    from planlint.engine import UsageError, lint_paths
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise _Exit(2, str(exc)) from None
+    if args.select:
+        config.select = codes_list(args.select)
+    if args.ignore:
+        config.ignore = config.ignore + codes_list(args.ignore)
+    for prefix in config.select + config.ignore:
+        if not prefix.startswith("PL"):
+            raise _Exit(2, f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)")
+    paths = args.paths or ["plans/"]
+    try:
+        report = lint_paths(paths, config)
+    except UsageError as exc:
+        raise _Exit(2, str(exc)) from None
+
+    from planlint.formatters import REPORTERS
+
+    fmt = args.format
+    if fmt is None:
+        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" and "github" in REPORTERS else "text"
+    if fmt not in REPORTERS:
+        raise _Exit(2, f"--format {fmt} is not available in this version")
+    to_terminal = args.output is None and sys.stdout.isatty()
+    color = fmt == "text" and to_terminal and not args.no_color and not os.environ.get("NO_COLOR")
+    text = REPORTERS[fmt](report, color=color, quiet=args.quiet, statistics=args.statistics)
+    _write(args.output, text)
+    return 1 if report.errors else 0
+
+
+def _write(output: str | None, text: str) -> None:
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(output, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise _Exit(2, f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _subcommand(name: str, argv: list[str]) -> int:
+    if name == "explain":
+        parser = argparse.ArgumentParser(prog="planlint explain", description="Explain a rule: rationale, a failing and a passing example.")
+        parser.add_argument("code", help="rule code (PL102) or name (dataset-release-floating)")
+        args = parser.parse_args(argv)
+        from planlint.rules import BY_NAME, RULES
+
+        rule = RULES.get(args.code.upper()) or BY_NAME.get(args.code)
+        if rule is None:
+            raise _Exit(2, f"unknown rule {args.code!r}; `planlint rules` lists them")
+        sys.stdout.write(explain_text(rule))
+        return 0
+    if name == "rules":
+        parser = argparse.ArgumentParser(prog="planlint rules", description="List every rule.")
+        parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+        args = parser.parse_args(argv)
+        sys.stdout.write(rules_text(args.format))
+        return 0
+    if name == "schema":
+        argparse.ArgumentParser(prog="planlint schema", description="Print the JSON Schema of the plan format.").parse_args(argv)
+        import json
+
+        from planlint.schema import plan_schema
+
+        sys.stdout.write(json.dumps(plan_schema(), indent=2) + "\n")
+        return 0
+    if name == "init":
+        from planlint import scaffold
+
+        return scaffold.main(argv)
+    raise _Exit(2, f"unknown command {name}")  # pragma: no cover
+
+
+def explain_text(rule) -> str:
+    parts = rule.sections()
+    flags = [rule.severity] + (["fixable with --fix"] if rule.fixable else [])
+    out = [f"{rule.code} {rule.name} ({', '.join(flags)})", "", parts["summary"], ""]
+    if parts["rationale"]:
+        out += [parts["rationale"], ""]
+    for title, key in (("Example (fails)", "fails"), ("Example (passes)", "passes")):
+        if parts[key]:
+            out.append(f"{title}:")
+            out += ["    " + line if line else "" for line in parts[key].rstrip("\n").splitlines()]
+            out.append("")
+    out.append(f"Silence it on one line with: # planlint: disable={rule.code} -- <reason>")
+    return "\n".join(out) + "\n"
+
+
+def rules_text(fmt: str) -> str:
+    from planlint.rules import RULES
+
+    if fmt == "json":
+        import json
+
+        rows = [
+            {"code": r.code, "name": r.name, "severity": r.severity, "fixable": r.fixable, "scope": r.scope, "summary": r.summary}
+            for r in RULES.values()
+        ]
+        return json.dumps(rows, indent=2) + "\n"
+    if fmt == "markdown":
+        lines = ["| code | name | severity | fix | what it catches |", "|---|---|---|---|---|"]
+        for r in RULES.values():
+            summary = r.summary.replace("|", "\\|")
+            lines.append(f"| {r.code} | {r.name} | {r.severity} | {'yes' if r.fixable else ''} | {summary} |")
+        return "\n".join(lines) + "\n"
+    width = max(len(r.name) for r in RULES.values())
+    lines = [f"{r.code}  {r.name:<{width}}  {r.severity:<7}  {'fix' if r.fixable else '   '}  {r.summary}" for r in RULES.values()]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""Configuration: `.planlint.yaml` or `[tool.planlint]` in pyproject.toml (spec section 4).
+
+Looked up from the current directory upward; at each level `.planlint.yaml`
+wins over `pyproject.toml`, and a pyproject.toml without `[tool.planlint]` is
+passed over. Relative paths in a config (catalog, exclude) are relative to the
+file that holds them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planlint.loader import DEFAULT_MAX_FILE_SIZE, Limits
+
+
+class ConfigError(Exception):
+    """A config file that cannot be used; the CLI exits 2 with this message."""
+
+
+KNOWN_KEYS = {
+    "select", "ignore", "severity", "exclude", "max_file_size", "max_spend_limit",
+    "catalog", "registry", "data", "limits", "cache_dir",
+}
+LIMIT_KEYS = {"max_depth", "max_nodes", "max_aliases", "time_budget"}
+
+
+@dataclass
+class Config:
+    source: Path | None = None
+    root: Path = field(default_factory=Path.cwd)
+    select: list[str] = field(default_factory=lambda: ["PL"])
+    ignore: list[str] = field(default_factory=list)
+    severity: dict[str, str] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    max_spend_limit: dict[str, float] = field(default_factory=dict)
+    catalog: str | None = None
+    registry: dict | None = None
+    data: dict = field(default_factory=dict)
+    limits: dict = field(default_factory=dict)
+    cache_dir: str | None = None
+    _exclude_res: list = field(default_factory=list, repr=False)
+
+    def enabled(self, code: str) -> bool:
+        """ruff's rule: the most specific matching prefix wins; on a tie, ignore wins."""
+        selected = max((len(p) for p in self.select if code.startswith(p)), default=-1)
+        ignored = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
+        return selected > ignored
+
+    def severity_of(self, code: str, default: str) -> str:
+        return self.severity.get(code, default)
+
+    def parser_limits(self) -> Limits:
+        return Limits(max_file_size=self.max_file_size, **self.limits)
+
+    def excluded(self, path: Path) -> bool:
+        if not self.exclude:
+            return False
+        if not self._exclude_res:
+            self._exclude_res = [_glob_regex(p) for p in self.exclude]
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.root))).as_posix()
+        except ValueError:
+            rel = Path(path).as_posix()
+        return any(r.match(rel) for r in self._exclude_res)
+
+
+def _glob_regex(pattern: str) -> re.Pattern:
+    """gitignore-style globs: `**` spans directories, `*` and `?` stay within one."""
+    pattern = pattern.strip()
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    # A pattern naming a directory excludes what is under it.
+    return re.compile(f"^{body}(?:/.*)?$")
+
+
+def find_config(start: Path) -> Path | None:
+    directory = start.resolve()
+    while True:
+        candidate = directory / ".planlint.yaml"
+        if candidate.is_file():
+            return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+        if directory.parent == directory:
+            return None
+        directory = directory.parent
+
+
+def _has_tool_table(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(r"^\s*\[tool\.planlint\]", text, re.M) is not None
+
+
+def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
+    cwd = cwd or Path.cwd()
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"{explicit}: config file not found")
+    else:
+        path = find_config(cwd)
+        if path is None:
+            return Config(root=cwd)
+    raw = _read(path)
+    return _build(raw, path)
+
+
+def _read(path: Path) -> dict:
+    if path.name == "pyproject.toml" or path.suffix == ".toml":
+        try:
+            import tomllib  # type: ignore[import-not-found]
+        except ImportError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            with open(path, "rb") as fh:
+                doc = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
+        table = doc.get("tool", {}).get("planlint")
+        if table is None:
+            raise ConfigError(f"{path}: has no [tool.planlint] table")
+        return table
+    from planlint.loader import load_file
+
+    loaded = load_file(path)
+    if loaded.problems:
+        first = loaded.problems[0]
+        raise ConfigError(f"{path}:{first.span.line}:{first.span.column}: {first.message}")
+    if loaded.data is None:
+        return {}
+    if not isinstance(loaded.data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings")
+    return loaded.data
+
+
+def _fail(path: Path, key: str, problem: str) -> ConfigError:
+    return ConfigError(f"{path}: {key}: {problem}")
+
+
+def _str_list(path: Path, key: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(path, key, "expected a list of strings")
+    return list(value)
+
+
+def codes_list(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def _build(raw: dict, path: Path) -> Config:
+    config = Config(source=path, root=path.parent.resolve())
+    unknown = sorted(set(raw) - KNOWN_KEYS)
+    if unknown:
+        raise _fail(path, unknown[0], f"unknown setting (known: {', '.join(sorted(KNOWN_KEYS))})")
+    if "select" in raw:
+        config.select = [c.upper() for c in _str_list(path, "select", raw["select"])]
+    if "ignore" in raw:
+        config.ignore = [c.upper() for c in _str_list(path, "ignore", raw["ignore"])]
+    for key in ("select", "ignore"):
+        for prefix in getattr(config, key):
+            if not re.fullmatch(r"PL[0-9]{0,3}", prefix):
+                raise _fail(path, key, f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)")
+    severity = raw.get("severity", {})
+    if not isinstance(severity, dict):
+        raise _fail(path, "severity", "expected a mapping of code to error|warning")
+    for code, level in severity.items():
+        if not re.fullmatch(r"PL[0-9]{3}", str(code)) or level not in ("error", "warning"):
+            raise _fail(path, "severity", f"{code}: {level!r}: expected a rule code mapped to error or warning")
+        config.severity[str(code)] = level
+    if "exclude" in raw:
+        config.exclude = _str_list(path, "exclude", raw["exclude"])
+    if "max_file_size" in raw:
+        size = raw["max_file_size"]
+        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            raise _fail(path, "max_file_size", "expected a positive number of bytes")
+        config.max_file_size = int(size)
+    limits = raw.get("max_spend_limit", {})
+    if not isinstance(limits, dict):
+        raise _fail(path, "max_spend_limit", "expected a mapping of currency code to amount, e.g. {USD: 1000}")
+    for currency, amount in limits.items():
+        if not re.fullmatch(r"[A-Z]{3}", str(currency)) or isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount <= 0:
+            raise _fail(path, "max_spend_limit", f"{currency}: expected a 3-letter currency code mapped to a positive amount")
+        config.max_spend_limit[str(currency)] = float(amount)
+    if "catalog" in raw:
+        if not isinstance(raw["catalog"], str):
+            raise _fail(path, "catalog", "expected a file path")
+        config.catalog = str((config.root / raw["catalog"]))
+    if "registry" in raw:
+        if not isinstance(raw["registry"], dict) or not isinstance(raw["registry"].get("url"), str):
+            raise _fail(path, "registry", "expected a mapping with at least url")
+        config.registry = dict(raw["registry"])
+    if "data" in raw:
+        if not isinstance(raw["data"], dict):
+            raise _fail(path, "data", "expected a mapping (e.g. input_fields: [prompt])")
+        config.data = dict(raw["data"])
+    if "limits" in raw:
+        lim = raw["limits"]
+        if not isinstance(lim, dict) or set(lim) - LIMIT_KEYS:
+            raise _fail(path, "limits", f"expected a mapping with keys from {', '.join(sorted(LIMIT_KEYS))}")
+        for key, value in lim.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise _fail(path, f"limits.{key}", "expected a positive number")
+            config.limits[key] = int(value) if key != "time_budget" else float(value)
+    if "cache_dir" in raw:
+        if not isinstance(raw["cache_dir"], str):
+            raise _fail(path, "cache_dir", "expected a directory path")
+        config.cache_dir = str(config.root / raw["cache_dir"])
+    return config

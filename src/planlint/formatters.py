@@ -1,0 +1,92 @@
+"""Output formats: one function per format, chosen by name from REPORTERS.
+
+Every reporter takes the Report and options and returns the text to write.
+Values quoted from plans are already escaped in messages (messages.show);
+source excerpts are escaped here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from planlint.engine import Report
+from planlint.messages import sanitize
+
+_RED, _YELLOW, _BOLD, _CYAN, _DIM, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[1m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_line(report: Report) -> str:
+    return f"{_plural(report.files, 'file')} checked: {_plural(report.errors, 'error')}, {_plural(report.warnings, 'warning')}."
+
+
+def format_text(report: Report, *, color: bool = False, quiet: bool = False, statistics: bool = False, **_: object) -> str:
+    def paint(code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if color else text
+
+    lines: list[str] = []
+    for f in report.findings:
+        code = paint(_RED if f.severity == "error" else _YELLOW, f.code)
+        head = f"{paint(_BOLD, sanitize(f.path))}:{f.line}:{f.column}: {code} {f.message} [{f.name}]"
+        lines.append(head)
+        if quiet:
+            continue
+        excerpt = _excerpt(report.sources.get(f.path), f.line, f.column, f.end_line, f.end_column)
+        if excerpt:
+            number, source, caret = excerpt
+            gutter = " " * len(str(number))
+            lines.append(f"  {paint(_CYAN, str(number))} | {source}")
+            lines.append(f"  {gutter} | {paint(_RED if f.severity == 'error' else _YELLOW, caret)}")
+    if statistics and report.findings:
+        counts: dict[tuple[str, str], int] = {}
+        for f in report.findings:
+            counts[(f.code, f.name)] = counts.get((f.code, f.name), 0) + 1
+        if lines and not quiet:
+            lines.append("")
+        width = len(str(max(counts.values())))
+        for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"{n:>{width}}  {code}  {name}")
+    if not quiet:
+        if lines:
+            lines.append("")
+        lines.append(summary_line(report))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _excerpt(text: str | None, line: int, column: int, end_line: int, end_column: int):
+    if text is None:
+        return None
+    source_lines = text.splitlines()
+    if not 1 <= line <= len(source_lines):
+        return None
+    raw = source_lines[line - 1]
+    if len(raw) > 200:
+        return None
+    start = max(column - 1, 0)
+    end = end_column - 1 if end_line == line else len(raw)
+    end = max(min(end, len(raw)), start + 1)
+    # Escaping may widen characters; measure the caret on the escaped prefix.
+    shown = sanitize(raw.expandtabs(1))
+    prefix = sanitize(raw[:start].expandtabs(1))
+    marked = sanitize(raw[start:end].expandtabs(1))
+    return line, shown, " " * len(prefix) + "^" * max(len(marked), 1)
+
+
+def format_json(report: Report, **_: object) -> str:
+    payload = {
+        "version": 1,
+        "files": report.files,
+        "findings": [f.to_dict() for f in report.findings],
+        "summary": {"errors": report.errors, "warnings": report.warnings},
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+REPORTERS: dict[str, Callable[..., str]] = {
+    "text": format_text,
+    "json": format_json,
+}

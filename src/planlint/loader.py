@@ -1,0 +1,464 @@
+"""Read a plan file into plain data plus source positions, safely.
+
+The YAML event stream (libyaml through ruamel.yaml.clib when it is installed,
+ruamel's pure-Python parser otherwise) is turned into dicts, lists and scalars
+by an explicit stack, so depth is bounded by our limit and never by Python's
+recursion limit. Tags other than the YAML core ones are refused, never
+constructed; aliases share the anchored object and their expanded size is
+counted, so an alias bomb is rejected after a few hundred events.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planlint.positions import Positions, Route, Span
+
+DEFAULT_MAX_FILE_SIZE = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    max_depth: int = 64  # plans are ~5 levels deep
+    max_nodes: int = 100_000  # after alias expansion
+    max_aliases: int = 1_000
+    time_budget: float = 5.0  # seconds per file, last line of defence
+
+
+@dataclass
+class LoadProblem:
+    code: str  # PL001, PL002 or PL006
+    span: Span
+    message: str
+    route: Route = ()
+
+
+@dataclass
+class Loaded:
+    text: str | None = None
+    data: Any = None
+    positions: Positions = field(default_factory=Positions)
+    problems: list[LoadProblem] = field(default_factory=list)
+    fatal: bool = False  # PL001/PL006: nothing else is checked
+
+
+class YamlInt(int):
+    """An int that remembers how it was written (`0o17`, `007`)."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> "YamlInt":
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+
+class YamlFloat(float):
+    """A float that remembers how it was written (`2026.10` stays `2026.10`)."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> "YamlFloat":
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+
+def scalar_text(value: Any) -> str:
+    """The source text of a scalar, as a user would read it."""
+    if isinstance(value, (YamlInt, YamlFloat)):
+        return value.text
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    return str(value)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_text(path: Path, max_size: int) -> tuple[str | None, LoadProblem | None]:
+    """The file's text, or the PL006 that says why it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            import os
+
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_size:
+                return None, _unreadable(f"file is {size:,} bytes, over the {max_size:,}-byte limit (max_file_size)")
+            raw = fh.read(max_size + 1)
+    except IsADirectoryError:
+        return None, _unreadable("is a directory, not a file")
+    except OSError as exc:
+        return None, _unreadable(f"cannot be read: {exc.strerror or exc.__class__.__name__}")
+    if len(raw) > max_size:  # grew while we read it, or a special file
+        return None, _unreadable(f"file is over the {max_size:,}-byte limit (max_file_size)")
+    return decode(raw)
+
+
+def decode(raw: bytes) -> tuple[str | None, LoadProblem | None]:
+    nul = raw.find(b"\x00")
+    if nul != -1:
+        return None, _unreadable(f"looks binary (NUL byte at offset {nul}); plans are UTF-8 text")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return None, _unreadable(f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}, line {line}); save it as UTF-8")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, None
+
+
+def _unreadable(message: str) -> LoadProblem:
+    return LoadProblem("PL006", Span(1, 1, 1, 1), message)
+
+
+# --------------------------------------------------------------------------- scalars
+
+_NULL = {"", "~", "null", "Null", "NULL"}
+_TRUE = {"true", "True", "TRUE"}
+_FALSE = {"false", "False", "FALSE"}
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_OCT = re.compile(r"^0o[0-7]+$")
+_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+
+_CORE_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+    "!",
+}
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, message: str, span: Span) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.span = span
+
+
+def _number(text: str) -> Any:
+    """YAML 1.2 core int/float, or None when the text is not one."""
+    if _INT.match(text):
+        return YamlInt(int(text), text)  # ValueError past 4,300 digits: caller reports it
+    if _OCT.match(text):
+        return YamlInt(int(text[2:], 8), text)
+    if _HEX.match(text):
+        return YamlInt(int(text[2:], 16), text)
+    if _FLOAT.match(text) and any(c.isdigit() for c in text):
+        return YamlFloat(float(text), text)
+    if _INF.match(text):
+        return YamlFloat(-math.inf if text.startswith("-") else math.inf, text)
+    if _NAN.match(text):
+        return YamlFloat(math.nan, text)
+    return None
+
+
+def _resolve_plain(text: str) -> Any:
+    if text in _NULL:
+        return None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    if text[:1] in "0123456789-+." :
+        number = _number(text)
+        if number is not None:
+            return number
+    return text
+
+
+def _scalar(value: str, tag: str | None, plain: bool, span: Span) -> Any:
+    if tag is None or tag == "?":
+        return _resolve_plain(value) if plain else value
+    if tag == "!" or tag == "tag:yaml.org,2002:str":
+        return value
+    if tag == "tag:yaml.org,2002:null":
+        if value not in _NULL:
+            raise _Refused("PL001", f"{value!r} is not a null (tag !!null)", span)
+        return None
+    if tag == "tag:yaml.org,2002:bool":
+        if value in _TRUE:
+            return True
+        if value in _FALSE:
+            return False
+        raise _Refused("PL001", f"{_clip(value)!r} is not a boolean (tag !!bool takes true or false)", span)
+    if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+        number = _number(value)
+        if number is None or (tag.endswith(":int") and not isinstance(number, int)):
+            raise _Refused("PL001", f"{_clip(value)!r} is not a valid {tag.rsplit(':', 1)[1]}", span)
+        if tag.endswith(":float"):
+            return YamlFloat(float(number), value)
+        return number
+    raise _Refused("PL001", f"unsupported YAML tag {_clip(_short_tag(tag))!r}; plans use plain YAML data, tags are never constructed", span)
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------- events
+
+
+def _events(text: str):
+    """Yield YAML events; the C parser when available."""
+    try:
+        from _ruamel_yaml import CParser  # type: ignore[import-not-found]
+    except ImportError:
+        CParser = None
+    if CParser is not None:
+        parser = CParser(text)
+        try:
+            while True:
+                event = parser.get_event()
+                yield event
+                if type(event).__name__ == "StreamEndEvent":
+                    return
+        finally:
+            parser.dispose()
+    else:  # pragma: no cover - exercised where ruamel.yaml.clib is unavailable
+        from ruamel.yaml import YAML
+
+        yield from YAML(typ="safe", pure=True).parse(text)
+
+
+def _span(event) -> Span:
+    start, end = event.start_mark, event.end_mark
+    return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+
+
+class _Frame:
+    __slots__ = ("container", "route", "span", "anchor", "size", "key", "key_span", "key_merges", "index", "merges", "explicit")
+
+    def __init__(self, container, route, span, anchor):
+        self.container = container
+        self.route = route
+        self.span = span
+        self.anchor = anchor
+        self.size = 1
+        self.key = _NO_KEY
+        self.key_span = None
+        self.key_merges = False
+        self.index = 0
+        self.merges = []
+        self.explicit = set()
+
+
+_NO_KEY = object()
+_MERGE = "<<"
+
+
+def load_text(text: str, limits: Limits = Limits()) -> Loaded:
+    """Parse `text` (one YAML document) into data and positions."""
+    result = Loaded(text=text)
+    try:
+        _build(text, limits, result)
+    except _Refused as refused:
+        result.problems.append(LoadProblem(refused.code, refused.span, refused.message))
+        result.fatal = True
+        result.data = None
+    except RecursionError:  # pragma: no cover - the depth limit comes first
+        result.problems.append(_unreadable("nesting too deep to read"))
+        result.fatal = True
+        result.data = None
+    except Exception as exc:  # noqa: BLE001 - any parser failure is a finding
+        result.problems.append(_syntax_problem(exc, text))
+        result.fatal = True
+        result.data = None
+    return result
+
+
+def _syntax_problem(exc: BaseException, text: str) -> LoadProblem:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is not None and getattr(mark, "line", None) is not None:
+        line, column = mark.line + 1, mark.column + 1
+    elif isinstance(getattr(exc, "position", None), int):  # ReaderError
+        pos = exc.position  # type: ignore[attr-defined]
+        line = text.count("\n", 0, pos) + 1
+        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    else:
+        line, column = 1, 1
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    if problem:
+        message = str(problem)
+        if context:
+            message = f"{context}, {message}"
+    elif type(exc).__name__ == "ReaderError":
+        message = f"unacceptable character: {getattr(exc, 'reason', 'control character')}"
+    else:
+        message = str(exc).split("\n", 1)[0] or type(exc).__name__
+    return LoadProblem("PL001", Span(line, column, line, column + 1), f"invalid YAML: {message}")
+
+
+def _build(text: str, limits: Limits, result: Loaded) -> None:
+    positions = result.positions
+    anchors: dict[str, tuple[Any, int]] = {}
+    open_anchors: set[str] = set()
+    stack: list[_Frame] = []
+    documents = 0
+    aliases = 0
+    total = 0
+    root: Any = None
+    deadline = time.monotonic() + limits.time_budget
+    count = 0
+
+    def place(value: Any, span: Span, size: int, key_text=None) -> Route | None:
+        """Attach a finished value to the innermost open collection."""
+        nonlocal root, total
+        total += size
+        if total > limits.max_nodes:
+            raise _Refused("PL006", f"document expands to more than {limits.max_nodes:,} values (aliases?); limit max_nodes", span)
+        if not stack:
+            root = value
+            positions.values[()] = span
+            return ()
+        frame = stack[-1]
+        frame.size += size
+        if isinstance(frame.container, list):
+            route = frame.route + (frame.index,)
+            frame.index += 1
+            frame.container.append(value)
+            positions.values[route] = span
+            return route
+        if frame.key is _NO_KEY:  # this value is a key
+            if isinstance(value, (dict, list)):
+                raise _Refused("PL001", "a mapping key must be a plain value, not a mapping or sequence", span)
+            frame.key = key_text if key_text is not None else scalar_text(value)
+            frame.key_span = span
+            frame.key_merges = key_text is None and frame.key == _MERGE
+            return None
+        key, frame.key = frame.key, _NO_KEY
+        if frame.key_merges:
+            frame.merges.append((value, span))
+            return None
+        container = frame.container
+        route = frame.route + (key,)
+        if key in frame.explicit:
+            result.problems.append(
+                LoadProblem("PL002", frame.key_span, f"duplicate key {_clip(key)!r}: the first value is kept, this one is ignored; remove one", route)
+            )
+            return None
+        frame.explicit.add(key)
+        container[key] = value
+        positions.keys[route] = frame.key_span
+        positions.values[route] = span
+        return route
+
+    for event in _events(text):
+        count += 1
+        if count & 1023 == 0 and time.monotonic() > deadline:
+            raise _Refused("PL006", f"reading took longer than {limits.time_budget:g}s; limit time_budget", _span(event))
+        kind = type(event).__name__
+        if kind == "ScalarEvent":
+            span = _span(event)
+            style = event.style
+            plain = style is None or style == ""
+            tag = event.tag
+            if tag is not None and tag not in _CORE_TAGS and tag != "?":
+                raise _Refused("PL001", f"unsupported YAML tag {_clip(_short_tag(tag))!r}; plans use plain YAML data, tags are never constructed", span)
+            if plain and tag is None and event.implicit and not event.implicit[0]:
+                plain = False
+            try:
+                value = _scalar(event.value, tag, plain, span)
+            except ValueError:
+                raise _Refused("PL001", "number too large to read (over 4,300 digits)", span) from None
+            # A quoted `"<<"` is an ordinary key; only the plain one merges.
+            key_text = event.value if (not plain and stack and not isinstance(stack[-1].container, list) and stack[-1].key is _NO_KEY) else None
+            place(value, span, 1, key_text)
+            if event.anchor:
+                anchors[event.anchor] = (value, 1)
+        elif kind in ("MappingStartEvent", "SequenceStartEvent"):
+            span = _span(event)
+            tag = event.tag
+            if tag is not None and tag not in _CORE_TAGS:
+                raise _Refused("PL001", f"unsupported YAML tag {_clip(_short_tag(tag))!r}; plans use plain YAML data, tags are never constructed", span)
+            if len(stack) >= limits.max_depth:
+                raise _Refused("PL006", f"nesting is deeper than {limits.max_depth} levels; limit max_depth", span)
+            container: Any = {} if kind == "MappingStartEvent" else []
+            if stack:
+                parent = stack[-1]
+                if isinstance(parent.container, list):
+                    route = parent.route + (parent.index,)
+                elif parent.key is _NO_KEY:
+                    raise _Refused("PL001", "a mapping key must be a plain value, not a mapping or sequence", span)
+                else:
+                    route = parent.route + (parent.key,)
+            else:
+                route = ()
+            if event.anchor:
+                open_anchors.add(event.anchor)
+            total += 1
+            stack.append(_Frame(container, route, span, event.anchor))
+        elif kind in ("MappingEndEvent", "SequenceEndEvent"):
+            frame = stack.pop()
+            end = _span(event)
+            span = Span(frame.span.line, frame.span.column, end.end_line, end.end_column)
+            if frame.merges:
+                _merge(frame, span)
+            if frame.anchor:
+                open_anchors.discard(frame.anchor)
+            place(frame.container, span, 0, None)
+            if stack:  # the children were counted in `total` as they came
+                stack[-1].size += frame.size
+            if frame.anchor:
+                anchors[frame.anchor] = (frame.container, frame.size)
+        elif kind == "AliasEvent":
+            span = _span(event)
+            name = event.anchor
+            if name in open_anchors:
+                raise _Refused("PL006", f"alias *{_clip(name)} refers to a node that contains it (a recursive alias)", span)
+            if name not in anchors:
+                raise _Refused("PL001", f"invalid YAML: alias *{_clip(name)} refers to an undefined anchor", span)
+            aliases += 1
+            if aliases > limits.max_aliases:
+                raise _Refused("PL006", f"more than {limits.max_aliases:,} aliases; limit max_aliases", span)
+            value, size = anchors[name]
+            place(value, span, size, None)
+        elif kind == "DocumentStartEvent":
+            documents += 1
+            if documents > 1:
+                raise _Refused("PL001", "invalid YAML: a plan file holds one document, found a second '---'", _span(event))
+    result.data = root
+
+
+def _merge(frame: _Frame, span: Span) -> None:
+    """Apply `<<: *base` merge keys: explicit keys win, earlier merges win."""
+    target = frame.container
+    if not isinstance(target, dict):
+        return
+    for value, value_span in frame.merges:
+        sources = value if isinstance(value, list) else [value]
+        for source in sources:
+            if not isinstance(source, dict):
+                raise _Refused("PL001", "invalid YAML: a merge key (<<) takes a mapping or a list of mappings", value_span)
+            for key, item in source.items():
+                if key not in target:
+                    target[key] = item
+
+
+def load_file(path: Path, limits: Limits = Limits()) -> Loaded:
+    text, problem = read_text(path, limits.max_file_size)
+    if problem is not None:
+        return Loaded(text=None, problems=[problem], fatal=True)
+    return load_text(text, limits)

@@ -1,0 +1,55 @@
+"""Quoting plan content inside messages so it cannot forge output.
+
+Plan files come from pull requests. A value quoted in a message must not be
+able to add lines, terminal escapes, bidi overrides or workflow commands to
+any output, so every quoted value goes through `show()`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+_MAX = 60
+
+
+def _escape_char(ch: str) -> str:
+    code = ord(ch)
+    if ch == "\n":
+        return "\\n"
+    if ch == "\r":
+        return "\\r"
+    if ch == "\t":
+        return "\\t"
+    if code < 0x20 or code == 0x7F:
+        return f"\\x{code:02x}"
+    category = unicodedata.category(ch)
+    if category in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return ch
+
+
+def sanitize(text: str) -> str:
+    """Escape control, format (bidi) and line-separator characters."""
+    if text.isprintable() and text.isascii():
+        return text
+    return "".join(_escape_char(ch) for ch in text)
+
+
+def show(value: Any, limit: int = _MAX) -> str:
+    """A value as a message quotes it: 'text', escaped and clipped."""
+    from planlint.loader import scalar_text
+
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    text = scalar_text(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    text = sanitize(text)
+    if isinstance(value, str):
+        return "'" + text.replace("'", "\\'") + "'"
+    return text

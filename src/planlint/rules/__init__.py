@@ -1,0 +1,66 @@
+"""The rule registry: every rule planlint has, in one place."""
+
+from __future__ import annotations
+
+from planlint.rules import baseline, budget, decision, file_level, graders, pinning, secrets, splits
+from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
+
+_ALL: tuple[Rule, ...] = (
+    # the file
+    file_level.yaml_syntax,
+    file_level.duplicate_key,
+    file_level.schema,
+    file_level.not_a_plan,
+    file_level.duplicate_plan_name,
+    file_level.unreadable_file,
+    file_level.suppression_without_reason,
+    file_level.unused_suppression,
+    # pinning
+    pinning.dataset_release_missing,
+    pinning.dataset_release_floating,
+    pinning.model_revision_unpinned,
+    pinning.runtime_version_unpinned,
+    # splits
+    splits.eval_split_missing,
+    splits.splits_identical,
+    splits.boundary_missing,
+    splits.time_boundary_incomplete,
+    splits.eval_not_frozen,
+    splits.task_overlap,
+    # graders
+    graders.grader_version_missing,
+    graders.grader_version_floating,
+    graders.unknown_grader,
+    graders.judge_model_unpinned,
+    graders.judge_uncalibrated,
+    graders.baseline_grader_mismatch,
+    graders.duplicate_grader_id,
+    # baseline
+    baseline.baseline_missing,
+    baseline.baseline_is_oracle,
+    baseline.baseline_split_mismatch,
+    baseline.baseline_unmeasured,
+    baseline.baseline_metric_mismatch,
+    # budget
+    budget.max_spend_missing,
+    budget.max_spend_invalid,
+    budget.currency_invalid,
+    budget.estimate_over_cap,
+    budget.spend_over_limit,
+    # decision and method
+    decision.decision_metric_missing,
+    decision.target_missing,
+    decision.stopping_missing,
+    decision.decision_on_train,
+    decision.sft_unreviewed_targets,
+    decision.grpo_without_reward,
+    # secrets
+    secrets.secret_in_plan,
+)
+
+RULES: dict[str, Rule] = {r.code: r for r in sorted(_ALL, key=lambda r: r.code)}
+BY_NAME: dict[str, Rule] = {r.name: r for r in _ALL}
+
+PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "plan")
+
+__all__ = ["RULES", "BY_NAME", "PLAN_RULES", "Rule", "Problem", "PlanContext", "MISSING", "ERROR", "WARNING"]

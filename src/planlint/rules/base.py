@@ -1,0 +1,118 @@
+"""What a rule is: a code, a name, a severity, a docstring and a check."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from planlint.positions import Route
+
+ERROR = "error"
+WARNING = "warning"
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a rule reports: where (a route) and what. The engine does the rest.
+
+    `missing`: the key at `route` is absent; point at the mapping that should
+    hold it. `at_key`: point at the key itself rather than its value.
+    `code`: for checks that report several codes (file-level and data rules).
+    """
+
+    route: Route
+    message: str
+    missing: bool = False
+    at_key: bool = False
+    code: str | None = None
+
+
+@dataclass
+class PlanContext:
+    """One plan as the rules see it."""
+
+    data: dict
+    path: str
+    config: Any = None
+    extras: dict = field(default_factory=dict)  # per-run services (catalog, registry, base plan)
+
+    def get(self, *route: Any) -> Any:
+        """The value at `route`, or MISSING when a key is absent or a step is not a container."""
+        node: Any = self.data
+        for part in route:
+            if isinstance(part, int):
+                if not isinstance(node, list) or not -len(node) <= part < len(node):
+                    return MISSING
+            elif not isinstance(node, dict) or part not in node:
+                return MISSING
+            node = node[part]
+        return node
+
+    def mapping(self, *route: Any) -> dict | None:
+        value = self.get(*route)
+        return value if isinstance(value, dict) else None
+
+    def graders(self) -> Iterator[tuple[int, dict]]:
+        graders = self.get("graders")
+        if isinstance(graders, list):
+            for index, grader in enumerate(graders):
+                if isinstance(grader, dict):
+                    yield index, grader
+
+
+_SECTION = re.compile(r"^(Example \(fails\)|Example \(passes\)):\s*$", re.M)
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    severity: str
+    check: Callable[[PlanContext], Iterator[Problem]]
+    doc: str
+    fixable: bool = False
+    scope: str = "plan"  # plan | file | repo | diff | data | registry
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0].strip()
+
+    def sections(self) -> dict[str, str]:
+        """Docstring parts: 'summary', 'rationale', 'fails', 'passes'."""
+        import textwrap
+
+        doc = textwrap.dedent("\n".join(self.doc.splitlines()[1:])) if "\n" in self.doc else ""
+        parts = _SECTION.split(doc)
+        out = {"summary": self.summary, "rationale": parts[0].strip(), "fails": "", "passes": ""}
+        for title, body in zip(parts[1::2], parts[2::2]):
+            key = "fails" if "fails" in title else "passes"
+            out[key] = textwrap.dedent(body).strip("\n") + "\n"
+        return out
+
+
+def rule(code: str, name: str, severity: str, *, fixable: bool = False, scope: str = "plan"):
+    """Turn a generator function into a Rule; its docstring is its documentation."""
+
+    def wrap(func: Callable[[PlanContext], Iterator[Problem]]) -> Rule:
+        return Rule(code, name, severity, func, func.__doc__ or "", fixable, scope)
+
+    return wrap
+
+
+def no_check(ctx: PlanContext) -> Iterator[Problem]:
+    """Rules the engine emits itself (file-level) have no per-plan check."""
+    return iter(())

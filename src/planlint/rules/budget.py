@@ -1,0 +1,157 @@
+"""Spending caps: PL501-PL505."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator
+
+from planlint.currencies import ISO_4217
+from planlint.messages import show
+from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
+
+
+def spend_amount(value: Any) -> float | None:
+    """`max_spend` as a number when it is a valid one (> 0, finite), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value) or value <= 0:
+        return None
+    return float(value)
+
+
+@rule("PL501", "max-spend-missing", ERROR)
+def max_spend_missing(ctx: PlanContext) -> Iterator[Problem]:
+    """`budget` or `budget.max_spend` is absent.
+
+    A paid run with no ceiling is a blank cheque: a stuck job or a wrong
+    setting spends until someone notices. Every plan states the most it may
+    spend.
+
+    Example (fails):
+        budget:
+          currency: USD
+          estimated_cost: 180
+    Example (passes):
+        budget:
+          currency: USD
+          max_spend: 250
+          estimated_cost: 180
+    """
+    if "budget" not in ctx.data:
+        yield Problem(("budget",), "the plan has no budget: add budget with currency and max_spend, the most the run may spend", missing=True)
+        return
+    budget = ctx.mapping("budget")
+    if budget is not None and "max_spend" not in budget:
+        yield Problem(("budget", "max_spend"), "budget.max_spend is missing: state the most the run may spend, e.g. max_spend: 250", missing=True)
+
+
+@rule("PL502", "max-spend-invalid", ERROR, fixable=True)
+def max_spend_invalid(ctx: PlanContext) -> Iterator[Problem]:
+    """`max_spend` is not a number greater than 0.
+
+    A cap written as a string (`"$250"`, `"250 USD"`) is not a cap a tool can
+    enforce, and zero or a negative number is no budget at all. Write the
+    amount as a number and the currency in `budget.currency`.
+
+    Example (fails):
+        budget:
+          currency: USD
+          max_spend: "$250"
+    Example (passes):
+        budget:
+          currency: USD
+          max_spend: 250
+    """
+    value = ctx.get("budget", "max_spend")
+    if value is MISSING or spend_amount(value) is not None:
+        return
+    if isinstance(value, str):
+        hint = "write the amount as a number (max_spend: 250) and the currency in budget.currency"
+    else:
+        hint = "it must be a number greater than 0"
+    yield Problem(("budget", "max_spend"), f"budget.max_spend {show(value)} is not a valid amount: {hint}")
+
+
+@rule("PL503", "currency-invalid", ERROR, fixable=True)
+def currency_invalid(ctx: PlanContext) -> Iterator[Problem]:
+    """`budget.currency` is absent or not a 3-letter ISO 4217 code.
+
+    A spend cap means nothing without its unit, and caps in different
+    currencies are compared through their ISO codes.
+
+    Example (fails):
+        budget:
+          currency: dollars
+          max_spend: 250
+    Example (passes):
+        budget:
+          currency: USD
+          max_spend: 250
+    """
+    budget = ctx.mapping("budget")
+    if budget is None:
+        return
+    if "currency" not in budget:
+        yield Problem(("budget", "currency"), "budget.currency is missing: give the ISO 4217 code of max_spend, e.g. currency: USD", missing=True)
+        return
+    currency = budget["currency"]
+    if isinstance(currency, str) and currency in ISO_4217:
+        return
+    hint = ""
+    if isinstance(currency, str) and currency.strip().upper() in ISO_4217:
+        hint = f" (write it in capitals: {currency.strip().upper()})"
+    yield Problem(("budget", "currency"), f"budget.currency {show(currency)} is not a 3-letter ISO 4217 code{hint}: use e.g. USD or EUR")
+
+
+@rule("PL504", "estimate-over-cap", ERROR)
+def estimate_over_cap(ctx: PlanContext) -> Iterator[Problem]:
+    """`estimated_cost` is greater than `max_spend`.
+
+    A plan expected to cost more than its ceiling is planned to be stopped
+    before it finishes: raise the cap (with approval) or shrink the run.
+
+    Example (fails):
+        budget:
+          currency: USD
+          max_spend: 250
+          estimated_cost: 310
+    Example (passes):
+        budget:
+          currency: USD
+          max_spend: 250
+          estimated_cost: 180
+    """
+    cap = spend_amount(ctx.get("budget", "max_spend"))
+    estimate = ctx.get("budget", "estimated_cost")
+    if cap is None or isinstance(estimate, bool) or not isinstance(estimate, (int, float)):
+        return
+    if estimate > cap:
+        yield Problem(("budget", "estimated_cost"), f"budget.estimated_cost {show(estimate)} is over max_spend {show(ctx.get('budget', 'max_spend'))}: raise the cap with approval, or plan a smaller run")
+
+
+@rule("PL505", "spend-over-limit", ERROR)
+def spend_over_limit(ctx: PlanContext) -> Iterator[Problem]:
+    """`max_spend` is above the configured `max_spend_limit` for its currency.
+
+    Teams set a ceiling that a single plan may not exceed without a config
+    change that leads review (`max_spend_limit: {USD: 1000}`).
+
+    Example (fails):
+        # config: {max_spend_limit: {USD: 1000}}
+        budget:
+          currency: USD
+          max_spend: 2500
+    Example (passes):
+        # config: {max_spend_limit: {USD: 1000}}
+        budget:
+          currency: USD
+          max_spend: 250
+    """
+    limits = getattr(ctx.config, "max_spend_limit", None) or {}
+    currency = ctx.get("budget", "currency")
+    cap = spend_amount(ctx.get("budget", "max_spend"))
+    if cap is None or not isinstance(currency, str) or currency not in limits:
+        return
+    limit = limits[currency]
+    if cap > limit:
+        yield Problem(("budget", "max_spend"), f"budget.max_spend {show(ctx.get('budget', 'max_spend'))} {currency} is over the configured limit of {limit:g} {currency} (max_spend_limit): lower it, or raise the limit in the config with review")

@@ -1,0 +1,325 @@
+"""Grader versions and their use: PL301-PL307."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from planlint.loader import scalar_text
+from planlint.messages import show
+from planlint.pinning import floating_reason
+from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
+
+
+def _label(index: int, grader: dict) -> str:
+    ident = grader.get("id")
+    return f"grader {show(ident)}" if isinstance(ident, str) and ident else f"graders[{index}]"
+
+
+def grader_ids(ctx: PlanContext) -> set[str]:
+    return {scalar_text(g["id"]) for _, g in ctx.graders() if "id" in g and not isinstance(g["id"], (dict, list))}
+
+
+@rule("PL301", "grader-version-missing", ERROR)
+def grader_version_missing(ctx: PlanContext) -> Iterator[Problem]:
+    """A grader has no `version`.
+
+    Graders change: a fixed bug in a verifier or a reworded judge rubric moves
+    every score. Without a version the baseline and the trained model may be
+    scored by different graders.
+
+    Example (fails):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    Example (passes):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    """
+    for index, grader in ctx.graders():
+        if "version" not in grader:
+            yield Problem(("graders", index, "version"), f"{_label(index, grader)} has no version: pin the exact grader version that scores the run", missing=True)
+
+
+@rule("PL302", "grader-version-floating", ERROR, fixable=True)
+def grader_version_floating(ctx: PlanContext) -> Iterator[Problem]:
+    """A grader's `version` is floating.
+
+    `latest` or `^1.4` lets the grader change between the baseline and the
+    run. Pin one version; `planlint --fix` can pin it to the newest published
+    version when a catalog or registry is configured.
+
+    Example (fails):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: latest
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    Example (passes):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    """
+    for index, grader in ctx.graders():
+        if "version" in grader:
+            reason = floating_reason(grader["version"])
+            if reason:
+                yield Problem(("graders", index, "version"), f"{_label(index, grader)} version {show(grader['version'])} is floating ({reason}): pin one exact version, e.g. 1.4.2")
+
+
+@rule("PL303", "unknown-grader", ERROR)
+def unknown_grader(ctx: PlanContext) -> Iterator[Problem]:
+    """`reward.graders` or `baseline.grader_versions` names an id not in `graders`.
+
+    A reward or baseline that refers to a grader the plan does not define is
+    scored by something nobody reviewed, or by nothing.
+
+    Example (fails):
+        reward:
+          graders: [db-state, politeness]
+    Example (passes):
+        reward:
+          graders: [db-state, tone]
+    """
+    known = grader_ids(ctx)
+    reward = ctx.get("reward", "graders")
+    if isinstance(reward, list):
+        for index, ident in enumerate(reward):
+            if isinstance(ident, (dict, list)):
+                continue
+            if scalar_text(ident) not in known:
+                yield Problem(("reward", "graders", index), f"reward.graders names {show(ident)}, which is not a grader id in graders: {_known(known)}")
+    versions = ctx.mapping("baseline", "grader_versions")
+    if versions is not None:
+        for ident in versions:
+            if ident not in known and not ident.startswith("x-"):
+                yield Problem(("baseline", "grader_versions", ident), f"baseline.grader_versions names {show(ident)}, which is not a grader id in graders: {_known(known)}", at_key=True)
+
+
+def _known(known: set[str]) -> str:
+    return "known ids are " + ", ".join(sorted(known)) if known else "the plan defines no graders"
+
+
+@rule("PL304", "judge-model-unpinned", ERROR)
+def judge_model_unpinned(ctx: PlanContext) -> Iterator[Problem]:
+    """An `llm_judge` grader lacks `judge_model.name` or has an absent or floating `judge_model.revision`.
+
+    An LLM judge is only as stable as the model behind it: a judge model that
+    moves to a new snapshot changes every score it gives.
+
+    Example (fails):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: latest}
+            calibration: {labels: 200, agreement: 0.87}
+    Example (passes):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    """
+    for index, grader in ctx.graders():
+        if grader.get("type") != "llm_judge":
+            continue
+        label = _label(index, grader)
+        route = ("graders", index, "judge_model")
+        if "judge_model" not in grader:
+            yield Problem(route, f"{label} is an llm_judge without judge_model: name the judge model and pin its revision", missing=True)
+            continue
+        judge = grader["judge_model"]
+        if not isinstance(judge, dict):
+            yield Problem(route, f"{label} judge_model must be a mapping with name and revision")
+            continue
+        if "name" not in judge or not _text(judge.get("name")):
+            yield Problem(route + ("name",), f"{label} judge_model has no name: name the model that judges", missing="name" not in judge)
+        if "revision" not in judge:
+            yield Problem(route + ("revision",), f"{label} judge_model has no revision: pin the exact judge model snapshot", missing=True)
+        else:
+            reason = floating_reason(judge["revision"])
+            if reason:
+                yield Problem(route + ("revision",), f"{label} judge_model.revision {show(judge['revision'])} is floating ({reason}): pin an exact snapshot, e.g. \"2026-08-07\"")
+
+
+def _text(value) -> bool:
+    return value is not None and not isinstance(value, (dict, list)) and scalar_text(value).strip() != ""
+
+
+@rule("PL305", "judge-uncalibrated", WARNING)
+def judge_uncalibrated(ctx: PlanContext) -> Iterator[Problem]:
+    """An `llm_judge` grader has no `calibration`.
+
+    A judge whose agreement with human labels was never measured may reward
+    the wrong thing, and GRPO will optimise whatever it rewards. Record how
+    many labels it was checked against and the agreement.
+
+    Example (fails):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+    Example (passes):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    """
+    for index, grader in ctx.graders():
+        if grader.get("type") == "llm_judge" and "calibration" not in grader:
+            yield Problem(("graders", index, "calibration"), f"{_label(index, grader)} is an llm_judge with no calibration: measure agreement with human labels and record calibration: {{labels, agreement}}", missing=True)
+
+
+@rule("PL306", "baseline-grader-mismatch", ERROR)
+def baseline_grader_mismatch(ctx: PlanContext) -> Iterator[Problem]:
+    """`baseline.grader_versions[id]` differs from that grader's `version`, or a reward grader is missing from it.
+
+    A baseline scored by grader 1.4.1 cannot be compared with a run scored by
+    1.4.2. When a grader version changes, the baseline must be measured again
+    (a human decision, so planlint never rewrites it).
+
+    Example (fails):
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {db-state: 1.4.1, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+    Example (passes):
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {db-state: 1.4.2, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+    """
+    baseline = ctx.mapping("baseline")
+    if baseline is None:
+        return
+    versions = {}
+    for _, grader in ctx.graders():
+        if "id" in grader and "version" in grader:
+            versions[scalar_text(grader["id"])] = grader["version"]
+    reward = ctx.get("reward", "graders")
+    reward_ids = [scalar_text(i) for i in reward if not isinstance(i, (dict, list))] if isinstance(reward, list) else []
+    recorded = baseline.get("grader_versions", MISSING)
+    if recorded is MISSING:
+        needed = [i for i in reward_ids if i in versions]
+        if needed and "result" in baseline:
+            yield Problem(("baseline", "grader_versions"), f"baseline has a result but no grader_versions: record the versions of {', '.join(needed)} it was scored with", missing=True)
+        return
+    if not isinstance(recorded, dict):
+        return
+    for ident, version in recorded.items():
+        if ident in versions and scalar_text(version) != scalar_text(versions[ident]):
+            yield Problem(
+                ("baseline", "grader_versions", ident),
+                f"baseline was scored with {ident} {show(version)} but the plan uses {show(versions[ident])}: re-measure the baseline with {show(versions[ident])} (then update grader_versions)",
+            )
+    for ident in reward_ids:
+        if ident in versions and ident not in recorded:
+            yield Problem(("baseline", "grader_versions", ident), f"reward grader {show(ident)} is missing from baseline.grader_versions: record the version the baseline was scored with", missing=True)
+
+
+@rule("PL307", "duplicate-grader-id", ERROR)
+def duplicate_grader_id(ctx: PlanContext) -> Iterator[Problem]:
+    """Two graders share an `id`.
+
+    Reward and baseline refer to graders by id; with two graders behind one id
+    nobody can tell which one scored what.
+
+    Example (fails):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: db-state
+            type: code
+            name: tau-retail-db-audit
+            version: 2.0.0
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    Example (passes):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: db-audit
+            type: code
+            name: tau-retail-db-audit
+            version: 2.0.0
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    """
+    seen: dict[str, int] = {}
+    for index, grader in ctx.graders():
+        ident = grader.get("id")
+        if ident is None or isinstance(ident, (dict, list)):
+            continue
+        key = scalar_text(ident)
+        if key in seen:
+            yield Problem(("graders", index, "id"), f"grader id {show(ident)} is already used by graders[{seen[key]}]: give each grader a unique id")
+        else:
+            seen[key] = index

@@ -1,0 +1,185 @@
+"""PL003: the plan against schemas/plan.schema.json, with line and column.
+
+Each schema error becomes one finding at the failing value (or at the unknown
+key, or at the mapping missing a required key). Errors about keys that a
+dedicated rule owns are dropped: that rule reports them, once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import lru_cache
+from typing import Any, Iterator
+
+from planlint.messages import show
+from planlint.positions import Route, yaml_path
+from planlint.rules.base import Problem
+
+# Absent keys reported by their own rule (the route of the missing key).
+OWNED_MISSING = {
+    ("dataset", "release"),  # PL101
+    ("base_model", "revision"),  # PL103
+    ("baseline", "model", "revision"),  # PL103
+    ("runtime", "version"),  # PL104
+    ("splits", "eval"),  # PL201
+    ("splits", "boundary"),  # PL203
+    ("graders", "*", "version"),  # PL301
+    ("graders", "*", "judge_model", "name"),  # PL304
+    ("graders", "*", "judge_model", "revision"),  # PL304
+    ("baseline",),  # PL401
+    ("budget",),  # PL501
+    ("budget", "max_spend"),  # PL501
+    ("budget", "currency"),  # PL503
+    ("decision",),  # PL601
+    ("decision", "metric"),  # PL601
+    ("decision", "target_improvement"),  # PL602
+    ("decision", "stopping"),  # PL603
+    ("reward", "graders"),  # PL606
+}
+
+# Values (and everything under them) whose validity a dedicated rule judges.
+OWNED_VALUES = {
+    ("dataset", "release"),  # PL102
+    ("base_model", "revision"),  # PL103
+    ("baseline", "model", "revision"),  # PL103
+    ("runtime", "version"),  # PL104
+    ("splits", "boundary", "cutoff"),  # PL204
+    ("splits", "eval", "frozen"),  # PL205
+    ("graders", "*", "version"),  # PL302
+    ("graders", "*", "judge_model"),  # PL304
+    ("budget", "max_spend"),  # PL502
+    ("budget", "currency"),  # PL503
+    ("decision", "target_improvement"),  # PL602
+    ("decision", "stopping"),  # PL603
+    ("reward", "graders"),  # PL606 (an empty list)
+}
+
+
+def _matches(route: Route, pattern: tuple) -> bool:
+    return len(route) == len(pattern) and all(p == "*" or p == r for r, p in zip(route, pattern))
+
+
+def _owned_value(route: Route) -> bool:
+    return any(_matches(route[: len(p)], p) for p in OWNED_VALUES if len(route) >= len(p))
+
+
+@lru_cache(maxsize=1)
+def plan_schema() -> dict:
+    from importlib.resources import files
+
+    return json.loads(files("planlint").joinpath("data/plan.schema.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(plan_schema())
+
+
+_TYPE_NAMES = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number", "integer": "an integer", "boolean": "true or false", "null": "null"}
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if value is None:
+        return "null"
+    return "a string"
+
+
+def _allowed_keys(schema: dict) -> list[str]:
+    return sorted(schema.get("properties", {}))
+
+
+def _resolve(schema: dict) -> dict:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return plan_schema()["$defs"][ref[len("#/$defs/"):]]
+    return schema
+
+
+def schema_problems(data: Any) -> Iterator[Problem]:
+    seen: set[tuple] = set()
+    for error in _validator().iter_errors(data):
+        for problem in _convert(error):
+            key = (problem.route, problem.missing, problem.at_key, problem.message)
+            if key not in seen:
+                seen.add(key)
+                yield problem
+
+
+def _convert(error) -> Iterator[Problem]:
+    route: Route = tuple(error.absolute_path)
+    where = yaml_path(route) or "the plan"
+    validator = error.validator
+    schema = _resolve(error.schema) if isinstance(error.schema, dict) else {}
+    instance = error.instance
+    if validator == "required":
+        if not isinstance(instance, dict):
+            return
+        for key in error.validator_value:
+            if key in instance:
+                continue
+            missing = route + (key,)
+            if any(_matches(missing, p) for p in OWNED_MISSING):
+                continue
+            yield Problem(missing, f"{yaml_path(missing)} is required but missing", missing=True)
+        return
+    if _owned_value(route):
+        return
+    if validator in ("additionalProperties", "unevaluatedProperties"):
+        if not isinstance(instance, dict):
+            return
+        import re
+
+        allowed = _allowed_keys(schema)
+        patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+        for key in instance:
+            if key in allowed or any(p.search(key) for p in patterns):
+                continue
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(allowed)} (or an x- extension key)"
+            yield Problem(route + (key,), f"unknown key {show(key)} in {where}: {hint}", at_key=True)
+        return
+    if validator == "type":
+        expected = error.validator_value
+        names = [_TYPE_NAMES.get(t, t) for t in (expected if isinstance(expected, list) else [expected])]
+        yield Problem(route, f"{where} must be {' or '.join(names)}, not {_type_name(instance)}")
+    elif validator == "enum":
+        options = ", ".join(str(v) for v in error.validator_value)
+        yield Problem(route, f"{where} is {show(instance)}; expected one of: {options}")
+    elif validator == "const":
+        yield Problem(route, f"{where} must be {error.validator_value!r}, not {show(instance)}")
+    elif validator == "pattern":
+        hint = schema.get("x-pattern-hint") or f"must match {error.validator_value}"
+        yield Problem(route, f"{where} {show(instance)} {hint}")
+    elif validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        words = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[validator]
+        yield Problem(route, f"{where} is {show(instance)}; it must be {words} {error.validator_value}")
+    elif validator in ("minItems", "minLength", "minProperties"):
+        yield Problem(route, f"{where} is empty; give at least {error.validator_value} {'item' if validator == 'minItems' else 'character' if validator == 'minLength' else 'key'}")
+    elif validator == "uniqueItems":
+        yield Problem(route, f"{where} lists the same item twice")
+    elif validator == "oneOf":
+        options = [tuple(s.get("required", ())) for s in error.validator_value if isinstance(s, dict)]
+        keys = [k[0] for k in options if len(k) == 1]
+        if keys and isinstance(instance, dict):
+            present = [k for k in keys if k in instance]
+            if present:
+                yield Problem(route, f"{where} gives {' and '.join(present)}: give exactly one of {', '.join(keys)}")
+            else:
+                yield Problem(route, f"{where} gives none of {', '.join(keys)}: give exactly one")
+        else:
+            yield Problem(route, f"{where} does not match any allowed form")
+    else:
+        yield Problem(route, f"{where} is not valid ({validator})")

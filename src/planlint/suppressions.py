@@ -1,0 +1,56 @@
+"""`# planlint: disable=CODES -- reason` comments (spec section 3)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from planlint.positions import Span
+
+_COMMENT = re.compile(r"(?:^|\s)#\s*planlint:\s*(disable|disable-file)\s*=\s*([^#]*?)(?:\s+--\s*(.*?))?\s*$")
+_CODE = re.compile(r"^[A-Z]+[0-9]+$")
+
+
+@dataclass
+class Suppression:
+    kind: str  # "disable" or "disable-file"
+    codes: list[str]
+    reason: str
+    span: Span  # the comment itself
+    target_line: int  # the line it silences (disable only)
+    used: set[str] = field(default_factory=set)
+
+
+def parse(text: str) -> list[Suppression]:
+    if "planlint:" not in text:
+        return []
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "planlint:" not in line:
+            continue
+        match = _COMMENT.search(line)
+        if not match:
+            continue
+        kind, raw_codes, reason = match.group(1), match.group(2), (match.group(3) or "").strip()
+        codes = [c.strip().upper() for c in raw_codes.split(",") if c.strip()]
+        start = line.index("#", match.start())
+        alone = line[:start].strip() == ""
+        target = number + 1 if alone else number
+        found.append(Suppression(kind, codes, reason, Span(number, start + 1, number, len(line) + 1), target))
+    return found
+
+
+def is_suppressed(suppressions: list[Suppression], code: str, line: int) -> bool:
+    """Mark and report whether `code` at `line` is silenced."""
+    hit = False
+    for s in suppressions:
+        if code not in s.codes:
+            continue
+        if s.kind == "disable-file" or s.target_line == line:
+            s.used.add(code)
+            hit = True
+    return hit
+
+
+def valid_code(code: str) -> bool:
+    return bool(_CODE.match(code))

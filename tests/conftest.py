@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REFERENCE_PLAN = FIXTURES / "reference_plan.yaml"
+
+
+class Result:
+    def __init__(self, status: int, out: str, err: str) -> None:
+        self.status, self.out, self.err = status, out, err
+
+    @property
+    def json(self) -> dict:
+        return json.loads(self.out)
+
+    def __repr__(self) -> str:  # shown by pytest on failure
+        return f"Result(status={self.status}, out={self.out[:2000]!r}, err={self.err[:2000]!r})"
+
+
+@pytest.fixture
+def planlint(capsys, monkeypatch):
+    """Run the CLI in-process: planlint("plans/", "--format", "json")."""
+    from planlint.cli import main
+
+    def run(*args: str, cwd: Path | None = None) -> Result:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        status = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return Result(status, captured.out, captured.err)
+
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    return run
+
+
+def run_process(*args: str, cwd: Path | None = None, timeout: float = 60, env: dict | None = None, input: bytes | None = None) -> Result:
+    """Run `python -m planlint` in a child process (for crash/hang/exit-code tests)."""
+    full_env = dict(os.environ)
+    full_env.pop("GITHUB_ACTIONS", None)
+    full_env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + full_env.get("PYTHONPATH", "")
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "planlint", *map(str, args)],
+        cwd=cwd, capture_output=True, timeout=timeout, env=full_env, input=input,
+    )
+    return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,62 @@
+"""Build whole plans from the fragments rule docstrings and fixtures use.
+
+A fragment's top-level sections replace the reference plan's sections of the
+same name (in place); sections the reference lacks are appended. Directives,
+as comment lines in the fragment:
+
+  # whole file            the fragment is the whole file
+  # without: a, b         drop these top-level sections of the reference
+  # config: {...}         (read by callers) settings for the run
+  # encoding: latin-1     (read by callers) write the file in this encoding
+  # two files             (read by callers) lint two copies of the plan
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REFERENCE = (Path(__file__).resolve().parent / "fixtures" / "reference_plan.yaml").read_text(encoding="utf-8")
+_TOP = re.compile(r"^([A-Za-z_][\w-]*):")
+
+
+def directives(fragment: str) -> dict[str, str]:
+    found = {}
+    for line in fragment.splitlines():
+        m = re.match(r"^#\s*(whole file|two files|without|config|encoding|base|catalog)\s*(?::\s*(.*))?$", line.strip())
+        if m:
+            found[m.group(1)] = (m.group(2) or "").strip()
+    return found
+
+
+def _blocks(text: str) -> list[tuple[str | None, list[str]]]:
+    blocks: list[tuple[str | None, list[str]]] = [(None, [])]
+    for line in text.splitlines():
+        m = _TOP.match(line)
+        if m:
+            blocks.append((m.group(1), [line]))
+        else:
+            blocks[-1][1].append(line)
+    return blocks
+
+
+def build(fragment: str, reference: str = REFERENCE) -> str:
+    d = directives(fragment)
+    if "whole file" in d:
+        return fragment
+    without = {s.strip() for s in d.get("without", "").split(",") if s.strip()}
+    replacements = {key: lines for key, lines in _blocks(fragment) if key}
+    out: list[str] = []
+    used = set()
+    for key, lines in _blocks(reference):
+        if key in without:
+            continue
+        if key in replacements:
+            out.extend(replacements[key])
+            used.add(key)
+        else:
+            out.extend(lines)
+    for key, lines in replacements.items():
+        if key not in used:
+            out.extend(lines)
+    return "\n".join(out) + "\n"
