@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] in SUBCOMMANDS:
             return _subcommand(argv[0], argv[1:])
         return _lint(argv)
+    except SystemExit as exc:  # argparse: usage errors and --help
+        return exc.code if isinstance(exc.code, int) else 2
     except _Exit as exc:
         if exc.message:
             print(f"planlint: error: {exc.message}", file=sys.stderr)

@@ -66,6 +66,11 @@ def _excerpt(text: str | None, line: int, column: int, end_line: int, end_column
     raw = source_lines[line - 1]
     if len(raw) > 200:
         return None
+    from planlint.rules.secrets import redact
+
+    redacted = redact(raw)
+    if redacted != raw:  # never show a credential, and keep the caret honest
+        return line, sanitize(redacted.expandtabs(1)), ""
     start = max(column - 1, 0)
     end = end_column - 1 if end_line == line else len(raw)
     end = max(min(end, len(raw)), start + 1)

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 from planlint.positions import Span
 
-_COMMENT = re.compile(r"(?:^|\s)#\s*planlint:\s*(disable|disable-file)\s*=\s*([^#]*?)(?:\s+--\s*(.*?))?\s*$")
+# The codes end at `--` (the reason) or at another comment (`# ...`), like
+# ruff's `# noqa: E501 # note`; the reason ends at a following ` # ` comment.
+_COMMENT = re.compile(r"(?:^|\s)#\s*planlint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, ]*?)\s*(?:--\s*(.*?))?\s*(?:\s#\s.*)?$")
 _CODE = re.compile(r"^[A-Z]+[0-9]+$")
 
 

@@ -250,8 +250,8 @@ def baseline_grader_mismatch(ctx: PlanContext) -> Iterator[Problem]:
         return
     versions = {}
     for _, grader in ctx.graders():
-        if "id" in grader and "version" in grader:
-            versions[scalar_text(grader["id"])] = grader["version"]
+        if "id" in grader and "version" in grader:  # a duplicated id is PL307's; the first one counts here
+            versions.setdefault(scalar_text(grader["id"]), grader["version"])
     reward = ctx.get("reward", "graders")
     reward_ids = [scalar_text(i) for i in reward if not isinstance(i, (dict, list))] if isinstance(reward, list) else []
     recorded = baseline.get("grader_versions", MISSING)

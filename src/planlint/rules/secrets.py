@@ -26,6 +26,13 @@ def credential_kind(text: str) -> str | None:
     return None
 
 
+def redact(text: str) -> str:
+    """`text` with anything that looks like a credential masked (for source excerpts)."""
+    for _, pattern in _PATTERNS:
+        text = pattern.sub(lambda m: m.group(0)[:3] + "*" * 8, text)
+    return text
+
+
 def _walk(node: Any, route: tuple) -> Iterator[tuple[tuple, str, bool]]:
     """(route, text, is_key) for every string in the plan, without recursion."""
     stack = [(node, route)]

@@ -1,0 +1,133 @@
+"""Hostile and malformed input ends in a finding or exit 2: fast, no traceback, nothing run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_process, write
+
+PLAN_HEAD = "apiVersion: planlint/v1\nkind: ExperimentPlan\n"
+
+
+def _lint_one(tmp_path: Path, name: str, content: bytes, *args: str):
+    path = tmp_path / name
+    path.write_bytes(content)
+    start = time.monotonic()
+    result = run_process("--format", "json", name, *args, cwd=tmp_path, timeout=60)
+    elapsed = time.monotonic() - start
+    assert "Traceback" not in result.err and "Traceback" not in result.out, result
+    return result, elapsed
+
+
+def _codes(result) -> list[str]:
+    return [f["code"] for f in result.json["findings"]]
+
+
+BILLION_LAUGHS = (
+    PLAN_HEAD
+    + "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    + "".join(f"{c}: &{c} [" + ", ".join([f"*{p}"] * 9) + "]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+)
+
+CASES = {
+    "alias_bomb": (BILLION_LAUGHS.encode(), "PL006"),
+    "self_alias": ((PLAN_HEAD + "x: &x [1, *x]\n").encode(), "PL006"),
+    "deep_flow_5000": ((PLAN_HEAD + "x: " + "[" * 5000 + "]" * 5000 + "\n").encode(), "PL006"),
+    "deep_flow_100000": ((PLAN_HEAD + "x: " + "[" * 100_000 + "]" * 100_000 + "\n").encode(), "PL006"),
+    "deep_block_5000": ((PLAN_HEAD + "".join("  " * i + f"k{i}:\n" for i in range(5000))).encode(), "PL006"),
+    "siblings_200x490": ((PLAN_HEAD + "x:\n" + "".join("  - " + "[" * 490 + "]" * 490 + "\n" for _ in range(200))).encode(), "PL006"),
+    "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "PL006"),
+    "latin1": ((PLAN_HEAD + "metadata: {name: caf\xe9}\n").encode("latin-1"), "PL006"),
+    "python_apply": ((PLAN_HEAD + "x: !!python/object/apply:os.system ['touch PWNED']\n").encode(), "PL001"),
+    "python_name": ((PLAN_HEAD + "x: !!python/name:os.system\n").encode(), "PL001"),
+    "custom_tag": ((PLAN_HEAD + "x: !Ref foo\n").encode(), "PL001"),
+    "yaml_1_3": (("%YAML 1.3\n---\n" + PLAN_HEAD).encode(), "PL001"),
+    "sequence_key": ((PLAN_HEAD + "? [a, b]\n: 1\n").encode(), "PL001"),
+    "bool_maybe": ((PLAN_HEAD + "x: !!bool maybe\n").encode(), "PL001"),
+    "float_abc": ((PLAN_HEAD + "x: !!float abc\n").encode(), "PL001"),
+    "int_4301_digits": ((PLAN_HEAD + "x: " + "9" * 4301 + "\n").encode(), "PL001"),
+    "int_0x": ((PLAN_HEAD + "x: !!int 0x\n").encode(), "PL001"),
+    "undefined_alias": ((PLAN_HEAD + "x: *nowhere\n").encode(), "PL001"),
+    "two_documents": ((PLAN_HEAD + "---\n" + PLAN_HEAD).encode(), "PL001"),
+    "tab_indent": ((PLAN_HEAD + "metadata:\n\tname: x\n").encode(), "PL001"),
+    "control_char": ((PLAN_HEAD + "x: \x07\n").encode(), "PL001"),
+    "utf16": ((PLAN_HEAD).encode("utf-16"), "PL006"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_hostile_file_is_one_finding(case, tmp_path):
+    content, code = CASES[case]
+    result, elapsed = _lint_one(tmp_path, "plan.yaml", content)
+    assert result.status == 1, result
+    assert _codes(result) == [code], result
+    assert elapsed < 10, f"{case} took {elapsed:.1f}s"
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_alias_bomb_is_rejected_fast(tmp_path):
+    from planlint.loader import load_text
+
+    start = time.monotonic()
+    loaded = load_text(BILLION_LAUGHS)
+    assert time.monotonic() - start < 0.5
+    assert [p.code for p in loaded.problems] == ["PL006"]
+
+
+def test_deep_nesting_is_rejected_fast_in_process():
+    from planlint.loader import load_text
+
+    for text in ("x: " + "[" * 100_000 + "]" * 100_000, "\n".join("- " + "[" * 490 + "]" * 490 for _ in range(200))):
+        start = time.monotonic()
+        loaded = load_text(text)
+        assert time.monotonic() - start < 0.5
+        assert [p.code for p in loaded.problems] == ["PL006"]
+
+
+def test_oversized_file_is_not_read(tmp_path):
+    content = (PLAN_HEAD + "x: '" + "a" * (5 * 1024 * 1024) + "'\n").encode()
+    result, elapsed = _lint_one(tmp_path, "big.yaml", content)
+    assert _codes(result) == ["PL006"]
+    assert "limit" in result.json["findings"][0]["message"]
+    assert elapsed < 10
+
+
+def test_max_file_size_is_configurable(tmp_path):
+    write(tmp_path / ".planlint.yaml", "max_file_size: 10\n")
+    result, _ = _lint_one(tmp_path, "plan.yaml", PLAN_HEAD.encode())
+    assert _codes(result) == ["PL006"]
+
+
+def test_syntax_error_position_is_the_parsers(tmp_path):
+    result, _ = _lint_one(tmp_path, "plan.yaml", (PLAN_HEAD + "metadata:\n  name: x\n   owner: y\n").encode())
+    (finding,) = result.json["findings"]
+    assert (finding["code"], finding["line"]) == ("PL001", 5)
+
+
+def test_unreadable_file(tmp_path):
+    """A named file that cannot be opened (here a dangling symlink) is PL006."""
+    (tmp_path / "plan.yaml").symlink_to(tmp_path / "gone.yaml")
+    result = run_process("--format", "json", "plan.yaml", cwd=tmp_path)
+    assert result.status == 1, result
+    (finding,) = result.json["findings"]
+    assert finding["code"] == "PL006" and "cannot be read" in finding["message"]
+
+
+def test_unreadable_directory_entry(tmp_path):
+    """A named path that is a directory of nothing is fine; a FIFO or dir-named .yaml is PL006 or skipped."""
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "odd.yaml").mkdir()
+    result = run_process("--format", "json", "plans", cwd=tmp_path)
+    assert result.status == 0 and result.json["findings"] == [], result
+
+
+def test_discovered_broken_plan_is_reported_but_other_yaml_is_skipped(tmp_path):
+    write(tmp_path / "plans" / "broken.yaml", PLAN_HEAD + "metadata: [\n")
+    write(tmp_path / "plans" / "other.yaml", "just: [\n")  # not a plan, not ours
+    write(tmp_path / "plans" / "config.yml", "key: value\n")
+    result = run_process("--format", "json", "plans", cwd=tmp_path)
+    assert [(f["path"], f["code"]) for f in result.json["findings"]] == [("plans/broken.yaml", "PL001")]
+    assert result.json["files"] == 1
