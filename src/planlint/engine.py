@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from planlint.config import Config
 from planlint.loader import Loaded, load_file
-from planlint.messages import show
+from planlint.messages import sanitize, show
 from planlint.positions import Positions, Span, yaml_path
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
 from planlint import suppressions as supp
@@ -152,7 +152,9 @@ def _not_a_plan(data: Any) -> Problem:
 
 def make_finding(code: str, path: str, span: Span, message: str, route: tuple, config: Config) -> Finding:
     rule = RULES[code]
-    return Finding(code, rule.name, config.severity_of(code, rule.severity), path, span.line, span.column, span.end_line, span.end_column, message, yaml_path(route))
+    # Rules quote plan values through messages.show(); sanitizing the whole
+    # message as well means a missed quote cannot forge a line or an escape.
+    return Finding(code, rule.name, config.severity_of(code, rule.severity), path, span.line, span.column, span.end_line, span.end_column, sanitize(message), yaml_path(route))
 
 
 def place(problem: Problem, positions: Positions) -> Span:

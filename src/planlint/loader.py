@@ -58,6 +58,9 @@ class YamlInt(int):
         obj.text = text
         return obj
 
+    def __reduce__(self):  # copy and pickle (process pool, cache) keep the text
+        return (YamlInt, (int(self), self.text))
+
 
 class YamlFloat(float):
     """A float that remembers how it was written (`2026.10` stays `2026.10`)."""
@@ -68,6 +71,9 @@ class YamlFloat(float):
         obj = super().__new__(cls, value)
         obj.text = text
         return obj
+
+    def __reduce__(self):
+        return (YamlFloat, (float(self), self.text))
 
 
 def scalar_text(value: Any) -> str:

@@ -35,7 +35,9 @@ def yaml_path(route: Route) -> str:
         elif _IDENT.match(part):
             out.append(f".{part}" if out else part)
         else:
-            escaped = part.replace("\\", "\\\\").replace('"', '\\"')
+            from planlint.messages import sanitize
+
+            escaped = sanitize(part.replace("\\", "\\\\").replace('"', '\\"'))
             out.append(f'["{escaped}"]')
     return "".join(out)
 

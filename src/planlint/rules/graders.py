@@ -126,7 +126,7 @@ def unknown_grader(ctx: PlanContext) -> Iterator[Problem]:
 
 
 def _known(known: set[str]) -> str:
-    return "known ids are " + ", ".join(sorted(known)) if known else "the plan defines no graders"
+    return "known ids are " + ", ".join(show(k) for k in sorted(known)) if known else "the plan defines no graders"
 
 
 @rule("PL304", "judge-model-unpinned", ERROR)
@@ -258,7 +258,7 @@ def baseline_grader_mismatch(ctx: PlanContext) -> Iterator[Problem]:
     if recorded is MISSING:
         needed = [i for i in reward_ids if i in versions]
         if needed and "result" in baseline:
-            yield Problem(("baseline", "grader_versions"), f"baseline has a result but no grader_versions: record the versions of {', '.join(needed)} it was scored with", missing=True)
+            yield Problem(("baseline", "grader_versions"), f"baseline has a result but no grader_versions: record the versions of {', '.join(show(n) for n in needed)} it was scored with", missing=True)
         return
     if not isinstance(recorded, dict):
         return
