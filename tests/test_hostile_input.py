@@ -131,3 +131,42 @@ def test_discovered_broken_plan_is_reported_but_other_yaml_is_skipped(tmp_path):
     result = run_process("--format", "json", "plans", cwd=tmp_path)
     assert [(f["path"], f["code"]) for f in result.json["findings"]] == [("plans/broken.yaml", "PL001")]
     assert result.json["files"] == 1
+
+
+def test_yaml_directive_errors_hold_under_python_O(tmp_path):
+    """`%YAML 1.3` is an assertion in some YAML stacks, which `python -O` strips."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    (tmp_path / "plan.yaml").write_text("%YAML 1.3\n---\n" + PLAN_HEAD, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-O", "-m", "planlint", "--format", "json", "plan.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert [f["code"] for f in __import__("json").loads(proc.stdout)["findings"]] == ["PL001"]
+
+
+def test_pure_python_parser_path_gives_the_same_findings(tmp_path, monkeypatch):
+    """Where ruamel.yaml.clib is unavailable the pure-Python parser is used; same results."""
+    import builtins
+
+    from planlint import loader
+
+    real_import = builtins.__import__
+
+    def no_clib(name, *args, **kwargs):
+        if name == "_ruamel_yaml":
+            raise ImportError("simulated: no ruamel.yaml.clib")
+        return real_import(name, *args, **kwargs)
+
+    from conftest import REFERENCE_PLAN
+
+    samples = [REFERENCE_PLAN.read_text(encoding="utf-8"), BILLION_LAUGHS, PLAN_HEAD + "x: &x [1, *x]\n", PLAN_HEAD + "a: 1\na: 2\n", PLAN_HEAD + "x: !!python/name:os.system\n"]
+    with_c = [(loader.load_text(t).data, [(p.code, p.span.line) for p in loader.load_text(t).problems]) for t in samples]
+    monkeypatch.setattr(builtins, "__import__", no_clib)
+    without_c = [(loader.load_text(t).data, [(p.code, p.span.line) for p in loader.load_text(t).problems]) for t in samples]
+    assert with_c == without_c
