@@ -38,21 +38,27 @@ OWNED_MISSING = {
     ("reward", "graders"),  # PL606
 }
 
-# Values (and everything under them) whose validity a dedicated rule judges.
-OWNED_VALUES = {
-    ("dataset", "release"),  # PL102
-    ("base_model", "revision"),  # PL103
-    ("baseline", "model", "revision"),  # PL103
-    ("runtime", "version"),  # PL104
-    ("splits", "boundary", "cutoff"),  # PL204
-    ("splits", "eval", "frozen"),  # PL205
-    ("graders", "*", "version"),  # PL302
-    ("graders", "*", "judge_model"),  # PL304
-    ("budget", "max_spend"),  # PL502
-    ("budget", "currency"),  # PL503
-    ("decision", "target_improvement"),  # PL602
-    ("decision", "stopping"),  # PL603
-    ("reward", "graders"),  # PL606 (an empty list)
+# Values whose validity a dedicated rule judges: route pattern -> the schema
+# validators it takes over (ALL: every error at or under the route). Anything
+# else there (an unknown key inside `stopping`, say) is still PL003.
+ALL = None
+OWNED_VALUES: dict[tuple, frozenset | None] = {
+    ("dataset", "release"): ALL,  # PL102
+    ("base_model", "revision"): ALL,  # PL103
+    ("baseline", "model", "revision"): ALL,  # PL103
+    ("runtime", "version"): ALL,  # PL104
+    ("splits", "boundary"): frozenset({"type"}),  # PL203
+    ("splits", "boundary", "cutoff"): ALL,  # PL204
+    ("splits", "eval", "frozen"): ALL,  # PL205
+    ("graders", "*", "version"): ALL,  # PL302
+    ("graders", "*", "judge_model"): frozenset({"type"}),  # PL304
+    ("graders", "*", "judge_model", "name"): ALL,  # PL304
+    ("graders", "*", "judge_model", "revision"): ALL,  # PL304
+    ("budget", "max_spend"): ALL,  # PL502
+    ("budget", "currency"): ALL,  # PL503
+    ("decision", "target_improvement"): ALL,  # PL602
+    ("decision", "stopping"): frozenset({"type", "minProperties"}),  # PL603
+    ("reward", "graders"): frozenset({"minItems"}),  # PL606 (an empty list)
 }
 
 
@@ -60,8 +66,14 @@ def _matches(route: Route, pattern: tuple) -> bool:
     return len(route) == len(pattern) and all(p == "*" or p == r for r, p in zip(route, pattern))
 
 
-def _owned_value(route: Route) -> bool:
-    return any(_matches(route[: len(p)], p) for p in OWNED_VALUES if len(route) >= len(p))
+def _owned_value(route: Route, validator: str) -> bool:
+    for pattern, validators in OWNED_VALUES.items():
+        if validators is ALL:
+            if len(route) >= len(pattern) and _matches(route[: len(pattern)], pattern):
+                return True
+        elif validator in validators and _matches(route, pattern):
+            return True
+    return False
 
 
 @lru_cache(maxsize=1)
@@ -135,7 +147,7 @@ def _convert(error) -> Iterator[Problem]:
                 continue
             yield Problem(missing, f"{yaml_path(missing)} is required but missing", missing=True)
         return
-    if _owned_value(route):
+    if _owned_value(route, validator):
         return
     if validator in ("additionalProperties", "unevaluatedProperties"):
         if not isinstance(instance, dict):
