@@ -7,7 +7,6 @@ any output, so every quoted value goes through `show()`.
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 _MAX = 60
@@ -23,8 +22,7 @@ def _escape_char(ch: str) -> str:
         return "\\t"
     if code < 0x20 or code == 0x7F:
         return f"\\x{code:02x}"
-    category = unicodedata.category(ch)
-    if category in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+    if not ch.isprintable():  # Cc, Cf (bidi, zero-width), Zl, Zp, Zs but ' ', Cs, Co, Cn
         return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return ch
 
