@@ -37,6 +37,10 @@ def _lint_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, one line each")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
     parser.add_argument("--no-color", action="store_true", help="never colour the text output")
+    parser.add_argument("--diff-base", metavar="REV", help="lint only plans changed since the merge-base of REV and HEAD, and run the PL7xx rules")
+    accepted = parser.add_mutually_exclusive_group()
+    accepted.add_argument("--baseline", metavar="FILE", help="report only findings not accepted in FILE (see --write-baseline)")
+    accepted.add_argument("--write-baseline", metavar="FILE", help="accept every current finding: write them to FILE and exit 0")
     return parser
 
 
@@ -88,10 +92,31 @@ def _lint(argv: list[str]) -> int:
         if not prefix.startswith("PL"):
             raise _Exit(2, f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)")
     paths = args.paths or ["plans/"]
+    accepted = None
+    if args.baseline is not None or args.write_baseline is not None:
+        from planlint import accepted_findings
+    if args.baseline is not None:
+        try:
+            accepted = accepted_findings.load_baseline(args.baseline)
+        except accepted_findings.BaselineError as exc:
+            raise _Exit(2, str(exc)) from None
     try:
-        report = lint_paths(paths, config)
+        if args.diff_base is not None:
+            from planlint.diff_mode import lint_diff
+
+            report = lint_diff(paths, config, args.diff_base)
+        else:
+            report = lint_paths(paths, config)
     except UsageError as exc:
         raise _Exit(2, str(exc)) from None
+    if args.write_baseline is not None:
+        try:
+            findings, entries = accepted_findings.write_baseline(args.write_baseline, report)
+        except accepted_findings.BaselineError as exc:
+            raise _Exit(2, str(exc)) from None
+        print(f"planlint: wrote {args.write_baseline}: {findings} finding{'s' if findings != 1 else ''} accepted ({entries} entr{'ies' if entries != 1 else 'y'})", file=sys.stderr)
+        return 0
+    stale = accepted_findings.apply_baseline(report, accepted, args.baseline) if accepted is not None else []
 
     from planlint.formatters import REPORTERS
 
@@ -104,6 +129,8 @@ def _lint(argv: list[str]) -> int:
     color = fmt == "text" and to_terminal and not args.no_color and not os.environ.get("NO_COLOR")
     text = REPORTERS[fmt](report, color=color, quiet=args.quiet, statistics=args.statistics)
     _write(args.output, text)
+    if stale:
+        sys.stderr.write(accepted_findings.stale_text(args.baseline, stale))
     return 1 if report.errors else 0
 
 
@@ -158,6 +185,8 @@ def explain_text(rule) -> str:
     out = [f"{rule.code} {rule.name} ({', '.join(flags)})", "", parts["summary"], ""]
     if parts["rationale"]:
         out += [parts["rationale"], ""]
+    if rule.scope == "diff":
+        out += ["Runs only with --diff-base REV. The examples show the plan at the base revision (# base)", "and as the change leaves it (# head).", ""]
     for title, key in (("Example (fails)", "fails"), ("Example (passes)", "passes")):
         if parts[key]:
             out.append(f"{title}:")

@@ -69,6 +69,7 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # path -> text, for excerpts
+    paths: list[str] = field(default_factory=list)  # every file checked, in order
 
     @property
     def errors(self) -> int:
@@ -226,11 +227,15 @@ def lint_paths(paths: Iterable[str], config: Config, *, extras: dict | None = No
     return finish(results, config, report)
 
 
-def finish(results: list[FileResult], config: Config, report: Report | None = None) -> Report:
-    """Repo-level rules (PL005), suppression bookkeeping (PL009/PL010), ordering."""
+def finish(results: list[FileResult], config: Config, report: Report | None = None, *, other_names: dict[str, str] | None = None) -> Report:
+    """Repo-level rules (PL005), suppression bookkeeping (PL009/PL010), ordering.
+
+    `other_names`: names of plans that are not linted in this run but still
+    count for PL005 (name -> path; diff mode passes the unchanged plans).
+    """
     report = report or Report()
     if config.enabled("PL005"):
-        first: dict[str, str] = {}
+        first: dict[str, str] = dict(other_names or {})
         for result in results:
             if result.plan_name is None:
                 continue
@@ -248,6 +253,7 @@ def finish(results: list[FileResult], config: Config, report: Report | None = No
                 first[result.plan_name] = result.path
     for result in results:
         report.files += 1
+        report.paths.append(result.path)
         for s in result.suppressions:
             if not s.reason and config.enabled("PL009"):
                 result.findings.append(

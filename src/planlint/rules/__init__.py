@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, file_level, graders, pinning, secrets, splits
+from planlint.rules import baseline, budget, decision, diff, file_level, graders, pinning, secrets, splits
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
 _ALL: tuple[Rule, ...] = (
@@ -54,6 +54,11 @@ _ALL: tuple[Rule, ...] = (
     decision.decision_on_train,
     decision.sft_unreviewed_targets,
     decision.grpo_without_reward,
+    # diff mode (--diff-base): the plan against its base revision
+    diff.frozen_eval_changed,
+    diff.release_changed_without_rebaseline,
+    diff.spend_raised_without_approval,
+    diff.active_plan_removed,
     # secrets
     secrets.secret_in_plan,
 )
@@ -62,5 +67,6 @@ RULES: dict[str, Rule] = {r.code: r for r in sorted(_ALL, key=lambda r: r.code)}
 BY_NAME: dict[str, Rule] = {r.name: r for r in _ALL}
 
 PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "plan")
+DIFF_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "diff")
 
-__all__ = ["RULES", "BY_NAME", "PLAN_RULES", "Rule", "Problem", "PlanContext", "MISSING", "ERROR", "WARNING"]
+__all__ = ["RULES", "BY_NAME", "PLAN_RULES", "DIFF_RULES", "Rule", "Problem", "PlanContext", "MISSING", "ERROR", "WARNING"]

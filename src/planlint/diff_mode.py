@@ -1,0 +1,370 @@
+"""Diff mode: `planlint --diff-base REV [PATH...]` checks what a pull request changed.
+
+The base is the merge-base of REV and HEAD (what a pull request is compared
+with), the head is the working tree, so uncommitted and untracked plans count.
+Plans added, modified or renamed under PATHs are linted with every rule, and
+the diff rules (PL701-PL704) compare each with its version at the base,
+read from git objects (no checkout, no temporary clone). Deleted plans and
+plans renamed out of PATHs are followed for PL704. Unchanged plans are not
+linted, but their names still count for PL005: a pull request that reuses an
+existing plan's name is told so.
+
+Safety: REV is checked for shape, then resolved to a commit through
+GitPython's object API; only full commit SHAs and constant options ever
+reach a git command line, and PATHs are matched in Python, never passed to git.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planlint import suppressions as supp
+from planlint.config import Config
+from planlint.engine import _SKIP_DIRS, YAML_SUFFIXES, FileResult, Report, UsageError, discover, finish, is_plan, lint_file, make_finding, place
+from planlint.loader import decode, load_file, load_text
+from planlint.messages import show
+from planlint.positions import START
+from planlint.rules import DIFF_RULES, PlanContext
+from planlint.rules.diff import PlanChange
+
+FETCH_HINT = (
+    "this is a shallow clone (.git/shallow), so the history needed is missing: fetch the whole history "
+    "(actions/checkout with `fetch-depth: 0`, or `git fetch --unshallow`)"
+)
+
+# What a revision may look like: branch, tag, remote branch, SHA, with ~N, ^N,
+# ^{commit} or @{N} suffixes. Refused before git sees it: a leading '-' (an
+# option), '..' (a range, or a path out of .git), ':' (a path in a tree or a
+# commit-message search), whitespace, control characters and glob characters.
+_REV_FORBIDDEN = re.compile(r"[\x00-\x20\x7f:\\?*\[]|\.\.|//|^[/.]|/$")
+
+
+@dataclass(frozen=True)
+class _Change:
+    kind: str  # added | modified | renamed | deleted
+    base_rel: str | None  # repo-relative posix path at the base
+    head_rel: str | None  # repo-relative posix path in the working tree
+
+
+def lint_diff(paths: list[str], config: Config, base_rev: str, *, cwd: str | None = None) -> Report:
+    """Lint the plans under `paths` that changed since the merge-base of `base_rev` and HEAD."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    check_rev(base_rev)
+    git = _import_git()
+    repo = _open_repo(git, cwd)
+    try:
+        return _lint(repo, git, paths, config, base_rev, cwd)
+    except git.GitCommandError as exc:
+        raise UsageError(f"git failed: {_git_stderr(exc)}") from None
+    finally:
+        repo.close()
+
+
+def check_rev(rev: str) -> None:
+    """Refuse anything that is not shaped like a revision, before git sees it."""
+    if not rev:
+        raise UsageError("--diff-base needs a revision: a branch, tag or commit, e.g. --diff-base origin/main")
+    if rev.startswith("-"):
+        raise UsageError(f"--diff-base {show(rev)} is not a revision (it starts with '-'): give a branch, tag or commit, e.g. --diff-base origin/main")
+    if len(rev) > 256 or _REV_FORBIDDEN.search(rev):
+        raise UsageError(f"--diff-base {show(rev)} is not a revision planlint accepts: give a branch, tag or commit (e.g. origin/main, v1.2, a1b2c3d, HEAD~3)")
+
+
+# --------------------------------------------------------------------------- git
+
+
+def _import_git():
+    try:
+        import git  # GitPython: only diff mode pays for it
+    except ImportError as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else ""
+        raise UsageError(
+            "--diff-base needs GitPython (a planlint dependency: pip install 'GitPython>=3.1.62') and the git command on PATH"
+            + (f" ({detail[:200]})" if detail else "")
+        ) from None
+    return git
+
+
+def _open_repo(git, cwd: str):
+    try:
+        repo = git.Repo(cwd, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise UsageError(
+            f"--diff-base needs a git repository, and {show(cwd)} is not inside one: run planlint from the "
+            f"repository's working tree (in CI, check the repository out first, e.g. actions/checkout with fetch-depth: 0)"
+        ) from None
+    if repo.bare or not repo.working_tree_dir:
+        repo.close()
+        raise UsageError(f"--diff-base needs a working tree, and {show(repo.git_dir)} is a bare repository: run planlint in a checkout")
+    return repo
+
+
+def _is_shallow(repo) -> bool:
+    dirs = {repo.git_dir, getattr(repo, "common_dir", repo.git_dir)}
+    return any(os.path.exists(os.path.join(d, "shallow")) for d in dirs)
+
+
+def _git_stderr(exc) -> str:
+    text = str(getattr(exc, "stderr", "") or exc).strip().strip("'").strip()
+    text = re.sub(r"^stderr:\s*", "", text)
+    return show(text.splitlines()[0] if text else str(exc), 300)
+
+
+def _resolve(repo, git, rev: str):
+    """The commit `rev` names, or None when it names nothing here."""
+    from gitdb.exc import ODBError
+
+    try:
+        obj = repo.rev_parse(rev)
+        for _ in range(16):  # annotated tags, possibly nested
+            if obj.type != "tag":
+                break
+            obj = obj.object
+    except (ODBError, ValueError, LookupError, OSError, AttributeError, git.GitError):
+        return None
+    if obj.type != "commit":
+        raise UsageError(f"--diff-base {show(rev)} names a {obj.type}, not a commit: give a branch, tag or commit")
+    return obj
+
+
+def _base_commit(repo, git, rev: str):
+    """The merge-base of `rev` and HEAD, as a commit object, or a UsageError saying how to fix it."""
+    shallow = _is_shallow(repo)
+    target = _resolve(repo, git, rev)
+    if target is None:
+        if shallow:
+            raise UsageError(f"unknown revision {show(rev)}: {FETCH_HINT}, then use e.g. --diff-base origin/main")
+        hint = ""
+        if "/" not in rev and _resolve(repo, git, f"origin/{rev}") is not None:
+            hint = f"; did you mean origin/{rev}? (CI checkouts often have no local {rev} branch)"
+        raise UsageError(
+            f"unknown revision {show(rev)}: no branch, tag or commit of that name here{hint}. "
+            f"Fetch it first (e.g. git fetch origin {rev}) or name one that exists (git branch -a lists them)"
+        )
+    try:
+        head = repo.head.commit
+    except ValueError:
+        raise UsageError("HEAD has no commit yet: commit something before using --diff-base") from None
+    bases = repo.merge_base(target, head)
+    if not bases:
+        if shallow:
+            raise UsageError(f"{show(rev)} and HEAD have no common ancestor in this clone: {FETCH_HINT}")
+        raise UsageError(f"{show(rev)} and HEAD have no common history, so there is no base to compare with: pick the branch this one was made from")
+    return bases[0]
+
+
+def _changes(repo, base) -> list[_Change]:
+    """Every file that differs between `base` and the working tree, renames paired."""
+    found: list[_Change] = []
+    for d in base.diff(None):  # base tree against the working tree; -M pairs renames
+        if d.new_file:
+            found.append(_Change("added", None, d.b_path))
+        elif d.deleted_file:
+            found.append(_Change("deleted", d.a_path, None))
+        elif d.renamed_file:
+            found.append(_Change("renamed", d.a_path, d.b_path))
+        else:
+            found.append(_Change("modified", d.a_path, d.b_path))
+    untracked = [p for p in repo.git.ls_files("-z", "--others", "--exclude-standard", "--full-name").split("\0") if p]
+    found.extend(_Change("added", None, p) for p in untracked)
+    return found
+
+
+def _plan_name(data: Any) -> str | None:
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _head_name(root: str, rel: str, config: Config) -> str | None:
+    loaded = load_file(Path(root, *rel.split("/")), config.parser_limits())
+    return None if loaded.fatal or not is_plan(loaded.data) else _plan_name(loaded.data)
+
+
+def _follow_plans(changes: list[_Change], base_names: dict[str, str | None], head_name) -> list[_Change]:
+    """Renames as plans see them: a plan is the same plan when it keeps its metadata.name.
+
+    Git pairs files by content similarity, and plans written from one template
+    look alike: a deleted plan and an unrelated new one would pass for a rename.
+    So a git rename whose two sides name different plans is a deletion plus an
+    addition, and a deleted plan whose name reappears in an added file (moved
+    with `mv` rather than `git mv`, or rewritten while moving) is a rename.
+    """
+    out: list[_Change] = []
+    for change in changes:
+        if change.kind == "renamed" and (base_names.get(change.base_rel) is None or base_names[change.base_rel] != head_name(change.head_rel)):
+            out += [_Change("deleted", change.base_rel, None), _Change("added", None, change.head_rel)]
+        else:
+            out.append(change)
+    deleted = {}
+    for change in out:
+        name = base_names.get(change.base_rel) if change.kind == "deleted" else None
+        if name is not None:
+            deleted.setdefault(name, change)
+    if not deleted:
+        return out
+    moves: dict[int, _Change] = {}
+    for change in out:
+        if change.kind == "added" and change.head_rel.endswith(YAML_SUFFIXES):
+            gone = deleted.pop(head_name(change.head_rel) or "", None)
+            if gone is not None:
+                moves[id(gone)] = _Change("renamed", gone.base_rel, change.head_rel)
+                moves[id(change)] = None
+    return [moves.get(id(c), c) for c in out if moves.get(id(c), c) is not None]
+
+
+# --------------------------------------------------------------------------- which files
+
+
+class _Scope:
+    """The PATH arguments: which repo files they cover, and how to display them."""
+
+    def __init__(self, paths: list[str], config: Config, cwd: str, root: str, base_tree) -> None:
+        self.config, self.cwd, self.root = config, cwd, root
+        self.args: list[tuple[str, str, bool]] = []  # (arg, real absolute path, is a directory)
+        self.existing: list[str] = []
+        for arg in paths:
+            absolute = os.path.realpath(os.path.join(cwd, arg))
+            rel = os.path.relpath(absolute, root)
+            if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+                raise UsageError(f"{arg}: outside the git repository at {show(root)}; diff mode lints plans of that repository only")
+            if os.path.isdir(absolute):
+                self.args.append((arg, absolute, True))
+                self.existing.append(arg)
+            elif os.path.lexists(absolute):
+                self.args.append((arg, absolute, False))
+                self.existing.append(arg)
+            else:  # gone from the working tree: still a PATH if it was there at the base
+                rel_posix = "" if rel == "." else Path(rel).as_posix()
+                try:
+                    obj = base_tree / rel_posix
+                except KeyError:
+                    raise UsageError(f"{arg}: no such file or directory (neither in the working tree nor at the base revision)") from None
+                self.args.append((arg, absolute, obj.type == "tree"))
+
+    def absolute(self, rel: str) -> str:
+        return os.path.join(self.root, *rel.split("/"))
+
+    def match(self, rel: str) -> tuple[str, bool] | None:
+        """(display path, named explicitly) when the repo file `rel` is under a PATH."""
+        absolute = self.absolute(rel)
+        for arg, arg_abs, is_dir in self.args:
+            if not is_dir:
+                if absolute == arg_abs and not self.config.excluded(Path(absolute)):
+                    return arg, True
+                continue
+            inner = os.path.relpath(absolute, arg_abs)
+            if inner == ".." or inner.startswith(".." + os.sep):
+                continue
+            parts = inner.split(os.sep)
+            if not absolute.endswith(YAML_SUFFIXES) or any(p in _SKIP_DIRS for p in parts[:-1]):
+                continue
+            if self.config.excluded(Path(absolute)):
+                continue
+            return os.path.normpath(os.path.join(arg, inner)).replace(os.sep, "/"), False
+        return None
+
+    def display(self, rel: str) -> str:
+        """How to show a repo file that no PATH covers (a plan renamed out of PATHs)."""
+        return os.path.relpath(self.absolute(rel), self.cwd).replace(os.sep, "/")
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _base_plan(base_tree, rel: str, config: Config) -> dict | None:
+    """The plan's data at the base revision, or None when it was no readable plan."""
+    try:
+        blob = base_tree / rel
+    except KeyError:
+        return None
+    if blob.type != "blob" or blob.size > config.max_file_size:
+        return None
+    text, problem = decode(blob.data_stream.read())
+    if problem is not None:
+        return None
+    loaded = load_text(text, config.parser_limits())
+    if loaded.fatal or not is_plan(loaded.data):
+        return None
+    return loaded.data
+
+
+def _run_diff_rules(result: FileResult, base: dict | None, change: PlanChange, config: Config) -> None:
+    if base is None:
+        return
+    ctx = PlanContext(data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config, extras={"base": base, "change": change})
+    for rule in DIFF_RULES:
+        if not config.enabled(rule.code):
+            continue
+        for problem in rule.check(ctx):
+            code = problem.code or rule.code
+            span = place(problem, result.positions) if result.positions is not None else START
+            if supp.is_suppressed(result.suppressions, code, span.line):
+                continue
+            result.findings.append(make_finding(code, result.path, span, problem.message, problem.route, config))
+
+
+def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str) -> Report:
+    base = _base_commit(repo, git, rev)
+    root = os.path.realpath(repo.working_tree_dir)
+    scope = _Scope(paths, config, os.path.realpath(cwd), root, base.tree)
+    changes = [c for c in _changes(repo, base) if (c.head_rel and scope.match(c.head_rel)) or (c.base_rel and scope.match(c.base_rel))]
+    base_plans = {c.base_rel: _base_plan(base.tree, c.base_rel, config) for c in changes if c.base_rel}
+    head_names: dict[str, str | None] = {}
+
+    def head_name(rel: str) -> str | None:
+        if rel not in head_names:
+            head_names[rel] = _head_name(root, rel, config)
+        return head_names[rel]
+
+    changes = _follow_plans(changes, {rel: _plan_name(data) for rel, data in base_plans.items()}, head_name)
+    results: list[FileResult] = []
+    linted: set[str] = set()
+    for change in sorted(changes, key=lambda c: c.head_rel or c.base_rel):
+        head = scope.match(change.head_rel) if change.head_rel else None
+        old = scope.match(change.base_rel) if change.base_rel else None
+        base_data = base_plans.get(change.base_rel) if change.base_rel else None
+        base_display = (old[0] if old else scope.display(change.base_rel)) if change.base_rel else None
+        if head is not None:
+            display, explicit = head
+            linted.add(scope.absolute(change.head_rel))
+            result = lint_file(display, Path(os.path.join(cwd, display)), explicit, config)
+            if result is None:
+                continue  # not a plan
+            _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config)
+            results.append(result)
+        elif base_data is not None and (old is not None):  # deleted, or renamed out of PATHs: only PL704 applies
+            where = scope.display(change.head_rel) if change.head_rel else base_display
+            result = FileResult(where, is_plan=True)
+            _run_diff_rules(result, base_data, PlanChange(change.kind, where, base_display), config)
+            results.append(result)
+
+    other_names = _unchanged_names(scope, config, linted) if config.enabled("PL005") else {}
+    report = finish(results, config, other_names=other_names)
+    report.notes.append(
+        f"diff mode: {len(results)} changed plan(s) between {base.hexsha[:12]} (merge-base of {rev} and HEAD) and the working tree"
+    )
+    return report
+
+
+def _unchanged_names(scope: _Scope, config: Config, linted: set[str]) -> dict[str, str]:
+    """metadata.name of every plan under PATHs that diff mode does not lint (for PL005)."""
+    names: dict[str, str] = {}
+    if not scope.existing:
+        return names
+    for display, path, _ in discover(scope.existing, config):
+        if os.path.realpath(os.path.join(scope.cwd, path)) in linted:
+            continue
+        loaded = load_file(Path(os.path.join(scope.cwd, path)), config.parser_limits())
+        data: Any = loaded.data
+        if loaded.fatal or not is_plan(data):
+            continue
+        meta = data.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if isinstance(name, str):
+            names.setdefault(name, display)
+    return names

@@ -1,0 +1,304 @@
+"""Diff-mode rules: PL701-PL704, a plan compared with its version at the base revision.
+
+These rules run only with `--diff-base REV`. They never touch git: diff mode
+(`planlint.diff_mode`) reads the base version of each changed plan and hands
+it to them as data in `ctx.extras`:
+
+* `ctx.extras["base"]`: the plan's data at the merge-base (a dict), or absent
+  when the plan is new or its base version was not a readable plan;
+* `ctx.extras["change"]`: a `PlanChange` saying how the file changed.
+
+For a deleted plan `ctx.data` is empty: only PL704 has something to say.
+
+Values are compared as data, not text: key order, quoting, comments and
+layout do not count as changes, and numbers compare by how they are written
+(`release: 2026.10` differs from `release: 2026.1`), like everywhere else in
+planlint.
+
+Docstring examples show both sides: the fragment after `# base` is laid over
+the reference plan and committed at the base revision; the fragment after
+`# head` is laid over that base version and committed on the branch.
+`# head: deleted` deletes the plan; `# head: renamed` moves it to another file
+(with the head fragment applied).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from planlint.loader import YamlFloat, YamlInt, scalar_text
+from planlint.messages import show
+from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
+from planlint.rules.budget import spend_amount
+
+FROZEN_STATUSES = ("approved", "running", "completed")
+
+
+@dataclass(frozen=True)
+class PlanChange:
+    """How one plan file changed between the base revision and the working tree.
+
+    `kind` is "added", "modified", "renamed" or "deleted". `path` is where the
+    plan is now (for a deleted plan: where it was); `base_path` where it was at
+    the base revision (None for an added plan). Both are display paths.
+    """
+
+    kind: str
+    path: str
+    base_path: str | None = None
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def canonical(value: Any) -> Any:
+    """A value in the form two versions are compared in.
+
+    Mappings compare without regard to key order; numbers by their source
+    text, so `2026.10` and `2026.1` differ and `3` equals `"3"` (quoting alone
+    is not a change).
+    """
+    if isinstance(value, (YamlInt, YamlFloat)):
+        return scalar_text(value)
+    if isinstance(value, dict):
+        return {key: canonical(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [canonical(item) for item in value]
+    return value
+
+
+def same(a: Any, b: Any) -> bool:
+    return canonical(a) == canonical(b)
+
+
+def first_change(base: Any, head: Any, route: tuple) -> tuple[tuple, str] | None:
+    """Where `head` first differs from `base`, as (route, "changed" | "added" | "removed").
+
+    Walks in the head's key order, so the finding points at the first changed
+    value a reader meets in the head plan; keys removed from a mapping come
+    after that mapping's changed values. Iterative: hostile nesting cannot
+    exhaust the stack.
+    """
+    stack: list[tuple[str, Any, Any, tuple]] = [("compare", base, head, route)]
+    while stack:
+        task, old, new, at = stack.pop()
+        if task != "compare":
+            return at, task  # "added" or "removed"
+        if same(old, new):
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            tasks = [("added", None, None, at + (key,)) if key not in old else ("compare", old[key], item, at + (key,)) for key, item in new.items()]
+            tasks += [("removed", None, None, at + (key,)) for key in old if key not in new]
+            stack.extend(reversed(tasks))
+        elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+            stack.extend(reversed([("compare", o, n, at + (i,)) for i, (o, n) in enumerate(zip(old, new))]))
+        else:
+            return at, "changed"
+    return None
+
+
+def _describe(base_value: Any, head_value: Any, kind: str, route: tuple) -> str:
+    from planlint.positions import yaml_path
+
+    where = yaml_path(route)
+    if kind == "removed":
+        return f"{where} was removed"
+    if kind == "added":
+        return f"{where} was added"
+    if isinstance(head_value, (dict, list)) or isinstance(base_value, (dict, list)):
+        return f"{where} changed"
+    return f"{where} changed from {show(scalar_text(base_value))} to {show(scalar_text(head_value))}"
+
+
+def _get(data: Any, route: tuple) -> Any:
+    node = data
+    for part in route:
+        if isinstance(part, int):
+            if not isinstance(node, list) or not -len(node) <= part < len(node):
+                return MISSING
+        elif not isinstance(node, dict) or part not in node:
+            return MISSING
+        node = node[part]
+    return node
+
+
+# --------------------------------------------------------------------------- rules
+
+
+@rule("PL701", "frozen-eval-changed", ERROR, scope="diff")
+def frozen_eval_changed(ctx: PlanContext) -> Iterator[Problem]:
+    """`splits.eval` or `splits.boundary` changed in a plan already approved, running or completed.
+
+    Once a plan is approved (or running, or completed) its held-out evaluation
+    is the yardstick every result is read against. Moving the eval set, or the
+    boundary that keeps it apart from training, after approval silently makes
+    the old baseline and the new results incomparable. Keep the evaluation
+    frozen; a new evaluation is a new plan with its own name and baseline.
+
+    Example (fails):
+        # base
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: running}
+        # head
+        splits:
+          train: {path: data/retail/train.jsonl}
+          eval: {path: data/retail/eval-v2.jsonl, frozen: true}
+          boundary: {group_key: customer_id, time_key: created_at, cutoff: 2026-08-01}
+    Example (passes):
+        # base
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: running}
+        # head
+        splits:
+          train: {path: data/retail/train-v2.jsonl}
+          eval: {path: data/retail/eval.jsonl, frozen: true}
+          boundary: {group_key: customer_id, time_key: created_at, cutoff: 2026-08-01}
+    """
+    base = ctx.extras.get("base")
+    if not isinstance(base, dict) or not ctx.data:
+        return
+    status = _get(base, ("metadata", "status"))
+    if not isinstance(status, str) or status not in FROZEN_STATUSES:
+        return
+    for section in ("eval", "boundary"):
+        route = ("splits", section)
+        old, new = _get(base, route), ctx.get(*route)
+        if old is MISSING or same(old, new):
+            continue  # adding a missing eval or boundary is a fix, not a change
+        if new is MISSING:
+            yield Problem(
+                route,
+                f"splits.{section} was removed, but the plan was already {status} at the base revision: "
+                f"restore it; a new evaluation belongs in a new plan with its own baseline",
+                missing=True,
+            )
+            continue
+        where, kind = first_change(old, new, route) or (route, "changed")
+        what = _describe(_get(old, where[2:]) if kind != "added" else MISSING, ctx.get(*where), kind, where)
+        yield Problem(
+            where,
+            f"{what}, but the plan was already {status} at the base revision, so its evaluation is frozen: "
+            f"restore splits.{section}; a new evaluation belongs in a new plan with its own baseline",
+            missing=kind == "removed",
+        )
+
+
+@rule("PL702", "release-changed-without-rebaseline", ERROR, scope="diff")
+def release_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
+    """`dataset.release` changed but `baseline` did not.
+
+    A baseline is a measurement on one exact data release. When the plan moves
+    to another release, the old baseline no longer says where the new run
+    starts, and any improvement read against it may be the data's doing.
+    Re-measure the baseline on the new release in the same change.
+
+    Example (fails):
+        # base
+        dataset: {name: retail-refunds, release: "2026.10.01", format: task_metadata, targets: {reviewed: true}}
+        # head
+        dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}}
+    Example (passes):
+        # base
+        dataset: {name: retail-refunds, release: "2026.10.01", format: task_metadata, targets: {reviewed: true}}
+        # head
+        dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}}
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {db-state: 1.4.2, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.44, rollouts: 64}
+    """
+    base = ctx.extras.get("base")
+    if not isinstance(base, dict) or not ctx.data:
+        return
+    old, new = _get(base, ("dataset", "release")), ctx.get("dataset", "release")
+    if old is MISSING or new is MISSING or same(old, new):
+        return  # a release added or removed is PL101's business
+    if ctx.get("baseline") is MISSING:
+        return  # no baseline at all is PL401
+    if not same(_get(base, ("baseline",)), ctx.get("baseline")):
+        return
+    yield Problem(
+        ("dataset", "release"),
+        f"dataset.release changed from {show(scalar_text(old))} to {show(scalar_text(new))} but the baseline did not: "
+        f"it was measured on the old release; re-measure it on {show(scalar_text(new))} and update baseline.result",
+    )
+
+
+@rule("PL703", "spend-raised-without-approval", ERROR, scope="diff")
+def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
+    """`max_spend` rose and `budget.approved_by` is absent or unchanged.
+
+    Raising a spending cap is a decision about money, and the plan records who
+    made it. A higher cap with no approver, or with the approver of the old
+    cap, looks approved when it is not. Name who approved the new amount.
+    Caps in different currencies are not compared.
+
+    Example (fails):
+        # base
+        budget: {currency: USD, max_spend: 250, estimated_cost: 180, approved_by: "@ml-leads"}
+        # head
+        budget: {currency: USD, max_spend: 400, estimated_cost: 180, approved_by: "@ml-leads"}
+    Example (passes):
+        # base
+        budget: {currency: USD, max_spend: 250, estimated_cost: 180, approved_by: "@ml-leads"}
+        # head
+        budget: {currency: USD, max_spend: 400, estimated_cost: 180, approved_by: "@finance-ml"}
+    """
+    base = ctx.extras.get("base")
+    if not isinstance(base, dict) or not ctx.data:
+        return
+    old = spend_amount(_get(base, ("budget", "max_spend")))
+    new = spend_amount(ctx.get("budget", "max_spend"))
+    if old is None or new is None or new <= old:
+        return  # an invalid or missing cap is PL501/PL502's business
+    old_currency, new_currency = _get(base, ("budget", "currency")), ctx.get("budget", "currency")
+    if not same(old_currency, new_currency):
+        return
+    approver = ctx.get("budget", "approved_by")
+    if approver is MISSING or approver is None or scalar_text(approver).strip() == "":
+        why = "budget.approved_by is absent"
+    elif same(approver, _get(base, ("budget", "approved_by"))):
+        why = f"budget.approved_by is still {show(scalar_text(approver))}, who approved the old cap"
+    else:
+        return
+    amount = ctx.get("budget", "max_spend")
+    yield Problem(
+        ("budget", "max_spend"),
+        f"budget.max_spend rose from {scalar_text(_get(base, ('budget', 'max_spend')))} to {scalar_text(amount)} and {why}: "
+        f"set budget.approved_by to whoever approved the new cap",
+    )
+
+
+@rule("PL704", "active-plan-removed", ERROR, scope="diff")
+def active_plan_removed(ctx: PlanContext) -> Iterator[Problem]:
+    """A plan whose base status was `running` is deleted or renamed.
+
+    A running experiment is tied to its plan: run records, dashboards and
+    review threads point at the file. Deleting or moving it mid-run leaves the
+    run without its design. Finish the run first: set `metadata.status` to
+    `completed` or `abandoned`, then retire the plan in a later change.
+    The finding points at line 1 of the renamed file, or of the deleted path.
+
+    Example (fails):
+        # base
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: running}
+        # head: deleted
+    Example (passes):
+        # base
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: completed}
+        # head: deleted
+    """
+    change = ctx.extras.get("change")
+    base = ctx.extras.get("base")
+    if not isinstance(change, PlanChange) or not isinstance(base, dict):
+        return
+    if change.kind not in ("deleted", "renamed") or _get(base, ("metadata", "status")) != "running":
+        return
+    name = _get(base, ("metadata", "name"))
+    plan = f"plan {show(name)}" if isinstance(name, str) else "plan"
+    if change.kind == "deleted":
+        yield Problem((), f"this {plan} was deleted while running (status: running at the base revision): "
+                          f"keep it until the run ends, then set metadata.status to completed or abandoned")
+    else:
+        yield Problem((), f"this {plan} was renamed from {show(change.base_path)} while running (status: running at the base revision): "
+                          f"keep its path until the run ends, then move it in a later change")
