@@ -474,3 +474,44 @@ def test_plain_runs_do_not_import_git(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert proc.stdout.split() == ["0", "False", "False"], proc
+
+
+def test_git_refusing_the_repository_is_reported_with_gits_reason(tmp_path, planlint):
+    repo = new_repo(tmp_path / "repo")
+    write(repo / "plans" / "a.yaml", plan("a"))
+    commit(repo, "base")
+    (repo / ".git" / "config").write_text("[core\nthis is not git config\n", encoding="utf-8")
+    result = planlint("--diff-base", "HEAD", cwd=repo)
+    assert result.status == 2 and "git cannot use the repository" in result.err and "config" in result.err, result
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to hand the repository to another user")
+def test_dubious_ownership_says_safe_directory(tmp_path, planlint):
+    import shutil
+
+    repo = new_repo(tmp_path / "repo")
+    write(repo / "plans" / "a.yaml", plan("a"))
+    commit(repo, "base")
+    for path in [repo, *repo.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    try:
+        result = planlint("--diff-base", "HEAD", cwd=repo)
+        assert result.status == 2 and "dubious ownership" in result.err and "safe.directory" in result.err, result
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+
+
+def test_deeply_nested_change_is_compared_without_recursion(tmp_path, planlint):
+    """Even with the parser's depth limit raised, comparing versions cannot overflow the stack."""
+    depth = 3000
+    repo = new_repo(tmp_path / "repo")
+    (repo / ".planlint.yaml").write_text("limits: {max_depth: 10000}\n", encoding="utf-8")
+    deep = lambda leaf: "[" * depth + leaf + "]" * depth  # noqa: E731
+    eval_line = "    path: data/retail/eval.jsonl"
+    write(repo / "plans" / "a.yaml", plan("a", **{eval_line: eval_line + f"\n    x-notes: {deep('1')}"}))
+    commit(repo, "base")
+    write(repo / "plans" / "a.yaml", plan("a", **{eval_line: eval_line + f"\n    x-notes: {deep('2')}"}))
+    result = planlint("--diff-base", "HEAD", "--format", "json", cwd=repo)
+    assert result.status == 1, result
+    (finding,) = [f for f in result.json["findings"] if f["code"] == "PL701"]
+    assert finding["yaml_path"].startswith("splits.eval[\"x-notes\"][0][0]") or finding["yaml_path"].startswith("splits.eval.x-notes[0][0]")

@@ -26,7 +26,7 @@ from planlint import suppressions as supp
 from planlint.config import Config
 from planlint.engine import _SKIP_DIRS, YAML_SUFFIXES, FileResult, Report, UsageError, discover, finish, is_plan, lint_file, make_finding, place
 from planlint.loader import decode, load_file, load_text
-from planlint.messages import show
+from planlint.messages import sanitize, show
 from planlint.positions import START
 from planlint.rules import DIFF_RULES, PlanContext
 from planlint.rules.diff import PlanChange
@@ -50,9 +50,13 @@ class _Change:
     head_rel: str | None  # repo-relative posix path in the working tree
 
 
-def lint_diff(paths: list[str], config: Config, base_rev: str, *, cwd: str | None = None) -> Report:
-    """Lint the plans under `paths` that changed since the merge-base of `base_rev` and HEAD."""
-    cwd = os.path.abspath(cwd or os.getcwd())
+def lint_diff(paths: list[str], config: Config, base_rev: str) -> Report:
+    """Lint the plans under `paths` that changed since the merge-base of `base_rev` and HEAD.
+
+    Paths are as given, relative to the current directory, which must be in
+    the repository's working tree. UsageError (exit 2) says what to fix.
+    """
+    cwd = os.getcwd()
     check_rev(base_rev)
     git = _import_git()
     repo = _open_repo(git, cwd)
@@ -60,6 +64,8 @@ def lint_diff(paths: list[str], config: Config, base_rev: str, *, cwd: str | Non
         return _lint(repo, git, paths, config, base_rev, cwd)
     except git.GitCommandError as exc:
         raise UsageError(f"git failed: {_git_stderr(exc)}") from None
+    except UnicodeDecodeError:
+        raise UsageError("git reported a file name that is not UTF-8; diff mode needs UTF-8 paths") from None
     finally:
         repo.close()
 
@@ -100,6 +106,11 @@ def _open_repo(git, cwd: str):
     if repo.bare or not repo.working_tree_dir:
         repo.close()
         raise UsageError(f"--diff-base needs a working tree, and {show(repo.git_dir)} is a bare repository: run planlint in a checkout")
+    try:  # git itself may refuse the repository (e.g. "dubious ownership"): say so, with git's own fix
+        repo.git.rev_parse("--is-inside-work-tree")
+    except git.GitCommandError as exc:
+        repo.close()
+        raise UsageError(f"git cannot use the repository at {show(repo.working_tree_dir)}: {_git_stderr(exc, full=True)}") from None
     return repo
 
 
@@ -108,10 +119,12 @@ def _is_shallow(repo) -> bool:
     return any(os.path.exists(os.path.join(d, "shallow")) for d in dirs)
 
 
-def _git_stderr(exc) -> str:
-    text = str(getattr(exc, "stderr", "") or exc).strip().strip("'").strip()
-    text = re.sub(r"^stderr:\s*", "", text)
-    return show(text.splitlines()[0] if text else str(exc), 300)
+def _git_stderr(exc, full: bool = False) -> str:
+    """git's complaint, cleaned of GitPython's wrapping; `full` keeps git's hint lines too."""
+    text = str(getattr(exc, "stderr", "") or exc).strip()
+    text = re.sub(r"^stderr:\s*", "", text).strip().strip("'").strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()] or [str(exc)]
+    return sanitize(" ".join(lines) if full else lines[0])[:600]
 
 
 def _resolve(repo, git, rev: str):
@@ -158,7 +171,7 @@ def _base_commit(repo, git, rev: str):
 
 
 def _changes(repo, base) -> list[_Change]:
-    """Every file that differs between `base` and the working tree, renames paired."""
+    """Every file that differs between `base` and the working tree (git pairs renames by content)."""
     found: list[_Change] = []
     for d in base.diff(None):  # base tree against the working tree; -M pairs renames
         if d.new_file:
@@ -337,7 +350,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str) -> Re
                 continue  # not a plan
             _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config)
             results.append(result)
-        elif base_data is not None and (old is not None):  # deleted, or renamed out of PATHs: only PL704 applies
+        elif base_data is not None:  # deleted, or renamed out of PATHs: only PL704 applies
             where = scope.display(change.head_rel) if change.head_rel else base_display
             result = FileResult(where, is_plan=True)
             _run_diff_rules(result, base_data, PlanChange(change.kind, where, base_display), config)
@@ -360,11 +373,7 @@ def _unchanged_names(scope: _Scope, config: Config, linted: set[str]) -> dict[st
         if os.path.realpath(os.path.join(scope.cwd, path)) in linted:
             continue
         loaded = load_file(Path(os.path.join(scope.cwd, path)), config.parser_limits())
-        data: Any = loaded.data
-        if loaded.fatal or not is_plan(data):
-            continue
-        meta = data.get("metadata")
-        name = meta.get("name") if isinstance(meta, dict) else None
-        if isinstance(name, str):
+        name = None if loaded.fatal or not is_plan(loaded.data) else _plan_name(loaded.data)
+        if name is not None:
             names.setdefault(name, display)
     return names

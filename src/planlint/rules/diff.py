@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from planlint.loader import YamlFloat, YamlInt, scalar_text
-from planlint.messages import show
+from planlint.messages import sanitize, show
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
 from planlint.rules.budget import spend_amount
 
@@ -52,24 +52,36 @@ class PlanChange:
 # --------------------------------------------------------------------------- comparing
 
 
-def canonical(value: Any) -> Any:
-    """A value in the form two versions are compared in.
-
-    Mappings compare without regard to key order; numbers by their source
-    text, so `2026.10` and `2026.1` differ and `3` equals `"3"` (quoting alone
-    is not a change).
-    """
-    if isinstance(value, (YamlInt, YamlFloat)):
-        return scalar_text(value)
-    if isinstance(value, dict):
-        return {key: canonical(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [canonical(item) for item in value]
-    return value
+def _scalar(value: Any) -> Any:
+    return scalar_text(value) if isinstance(value, (YamlInt, YamlFloat)) else value
 
 
 def same(a: Any, b: Any) -> bool:
-    return canonical(a) == canonical(b)
+    """Whether two versions of a value are the same data.
+
+    Mappings compare without regard to key order; numbers by their source
+    text, so `2026.10` and `2026.1` differ, while `3` equals `"3"` (quoting
+    alone is not a change). Iterative: hostile nesting cannot exhaust the stack.
+    """
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((x[key], y[key]) for key in x)
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif isinstance(x, (dict, list)) or isinstance(y, (dict, list)):
+            return False
+        elif type(x) is bool or type(y) is bool:
+            if x is not y:  # True is not 1
+                return False
+        elif _scalar(x) != _scalar(y):
+            return False
+    return True
 
 
 def first_change(base: Any, head: Any, route: tuple) -> tuple[tuple, str] | None:
@@ -85,15 +97,13 @@ def first_change(base: Any, head: Any, route: tuple) -> tuple[tuple, str] | None
         task, old, new, at = stack.pop()
         if task != "compare":
             return at, task  # "added" or "removed"
-        if same(old, new):
-            continue
         if isinstance(old, dict) and isinstance(new, dict):
             tasks = [("added", None, None, at + (key,)) if key not in old else ("compare", old[key], item, at + (key,)) for key, item in new.items()]
             tasks += [("removed", None, None, at + (key,)) for key in old if key not in new]
             stack.extend(reversed(tasks))
         elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
             stack.extend(reversed([("compare", o, n, at + (i,)) for i, (o, n) in enumerate(zip(old, new))]))
-        else:
+        elif not same(old, new):  # scalars, or a change of kind or length
             return at, "changed"
     return None
 
@@ -101,7 +111,9 @@ def first_change(base: Any, head: Any, route: tuple) -> tuple[tuple, str] | None
 def _describe(base_value: Any, head_value: Any, kind: str, route: tuple) -> str:
     from planlint.positions import yaml_path
 
-    where = yaml_path(route)
+    where = sanitize(yaml_path(route))  # keys come from the plan
+    if len(where) > 120:
+        where = where[:119] + "…"
     if kind == "removed":
         return f"{where} was removed"
     if kind == "added":
