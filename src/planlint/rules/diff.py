@@ -147,6 +147,9 @@ def frozen_eval_changed(ctx: PlanContext) -> Iterator[Problem]:
     boundary that keeps it apart from training, after approval silently makes
     the old baseline and the new results incomparable. Keep the evaluation
     frozen; a new evaluation is a new plan with its own name and baseline.
+    The finding points at the first changed value in the head plan; for a
+    removed key, at the key of the mapping that held it (the `splits` key
+    when `eval` or `boundary` itself is gone).
 
     Example (fails):
         # base
@@ -243,7 +246,8 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
     Raising a spending cap is a decision about money, and the plan records who
     made it. A higher cap with no approver, or with the approver of the old
     cap, looks approved when it is not. Name who approved the new amount.
-    Caps in different currencies are not compared.
+    Amounts are compared as numbers: a cap that rises while its currency
+    changes is a new budget and needs an approver too.
 
     Example (fails):
         # base
@@ -263,9 +267,6 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
     new = spend_amount(ctx.get("budget", "max_spend"))
     if old is None or new is None or new <= old:
         return  # an invalid or missing cap is PL501/PL502's business
-    old_currency, new_currency = _get(base, ("budget", "currency")), ctx.get("budget", "currency")
-    if not same(old_currency, new_currency):
-        return
     approver = ctx.get("budget", "approved_by")
     if approver is MISSING or approver is None or scalar_text(approver).strip() == "":
         why = "budget.approved_by is absent"
