@@ -515,3 +515,19 @@ def test_deeply_nested_change_is_compared_without_recursion(tmp_path, planlint):
     assert result.status == 1, result
     (finding,) = [f for f in result.json["findings"] if f["code"] == "PL701"]
     assert finding["yaml_path"].startswith("splits.eval[\"x-notes\"][0][0]") or finding["yaml_path"].startswith("splits.eval.x-notes[0][0]")
+
+
+def test_suppressing_a_diff_rule_is_judged_only_where_diff_rules_ran(tmp_path, planlint):
+    """A `disable=PL703` is not 'unused' (PL010) in a plain run, where PL703 cannot fire."""
+    repo = new_repo(tmp_path / "repo")
+    suppressed = {"max_spend: 250": "max_spend: 250  # planlint: disable=PL703 -- raises approved in FIN-1"}
+    write(repo / "plans" / "a.yaml", plan("a", **suppressed))
+    commit(repo, "base")
+    assert planlint("--format", "json", cwd=repo).json["findings"] == []
+    # Diff mode, plan unchanged in a way PL703 cares about: now the suppression is judged, and unused.
+    write(repo / "plans" / "a.yaml", plan("a", **suppressed, **{"max_steps: 400": "max_steps: 300"}))
+    result = planlint("--diff-base", "HEAD", "--format", "json", cwd=repo)
+    assert [f["code"] for f in result.json["findings"]] == ["PL010"]
+    # ... and used when it silences a real PL703.
+    write(repo / "plans" / "a.yaml", plan("a", **{"max_spend: 250": "max_spend: 300  # planlint: disable=PL703 -- raises approved in FIN-1"}))
+    assert planlint("--diff-base", "HEAD", "--format", "json", cwd=repo).json["findings"] == []

@@ -309,6 +309,7 @@ def _base_plan(base_tree, rel: str, config: Config) -> dict | None:
 def _run_diff_rules(result: FileResult, base: dict | None, change: PlanChange, config: Config) -> None:
     if base is None:
         return
+    result.diff_checked = True
     ctx = PlanContext(data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config, extras={"base": base, "change": change})
     for rule in DIFF_RULES:
         if not config.enabled(rule.code):

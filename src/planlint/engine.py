@@ -61,6 +61,7 @@ class FileResult:
     text: str | None = None
     data: Any = None  # the plan's data, for repo-level and diff rules
     positions: Positions | None = None
+    diff_checked: bool = False  # diff rules ran against a base version (diff mode)
 
 
 @dataclass
@@ -227,6 +228,15 @@ def lint_paths(paths: Iterable[str], config: Config, *, extras: dict | None = No
     return finish(results, config, report)
 
 
+def _judged(code: str, result: FileResult, config: Config) -> bool:
+    """Can a suppression of `code` be called unused here? Not if the rule did not run:
+    diff rules (PL7xx) run only in diff mode, against a base version."""
+    if not config.enabled(code):
+        return False
+    rule = RULES.get(code)
+    return rule is None or rule.scope != "diff" or result.diff_checked
+
+
 def finish(results: list[FileResult], config: Config, report: Report | None = None, *, other_names: dict[str, str] | None = None) -> Report:
     """Repo-level rules (PL005), suppression bookkeeping (PL009/PL010), ordering.
 
@@ -260,7 +270,7 @@ def finish(results: list[FileResult], config: Config, report: Report | None = No
                     make_finding("PL009", result.path, s.span, f"suppression of {', '.join(s.codes) or 'nothing'} gives no reason: add one after --, e.g. '# planlint: {s.kind}={','.join(s.codes)} -- why this is fine'", (), config)
                 )
             if config.enabled("PL010"):
-                unused = [c for c in s.codes if c not in s.used and (not supp.valid_code(c) or config.enabled(c))]
+                unused = [c for c in s.codes if c not in s.used and (not supp.valid_code(c) or _judged(c, result, config))]
                 if unused and not supp.is_suppressed(result.suppressions, "PL010", s.span.line):
                     what = "suppresses nothing" if len(unused) == len(s.codes) else f"does not need {', '.join(unused)}"
                     result.findings.append(
