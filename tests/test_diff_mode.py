@@ -531,3 +531,84 @@ def test_suppressing_a_diff_rule_is_judged_only_where_diff_rules_ran(tmp_path, p
     # ... and used when it silences a real PL703.
     write(repo / "plans" / "a.yaml", plan("a", **{"max_spend: 250": "max_spend: 300  # planlint: disable=PL703 -- raises approved in FIN-1"}))
     assert planlint("--diff-base", "HEAD", "--format", "json", cwd=repo).json["findings"] == []
+
+
+def _fuzz_pair():
+    """Strategy: a corpus plan as base, and a head made from it by edits the diff rules care about."""
+    import copy
+    import json
+
+    from hypothesis import given, strategies as st
+
+    from test_fuzz import CORPUS_DATA, FUZZ, values  # puts tests/fuzz on sys.path
+
+    from harness import to_yaml
+
+    routes = [("metadata", "status"), ("splits", "eval"), ("splits", "eval", "path"), ("splits", "boundary"),
+              ("splits", "boundary", "cutoff"), ("dataset", "release"), ("baseline",), ("baseline", "result", "value"),
+              ("budget", "max_spend"), ("budget", "approved_by"), ("budget",), ("splits",), ("metadata",)]
+    edit_value = st.one_of(values, st.sampled_from(["running", "approved", "completed", "draft", 250, 400, 1e308, -1, "2026.12.01"]))
+
+    @st.composite
+    def pair(draw):
+        base = copy.deepcopy(draw(st.sampled_from(CORPUS_DATA)))
+        if draw(st.booleans()) and isinstance(base.get("metadata"), dict):
+            base["metadata"]["status"] = draw(st.sampled_from(["running", "approved", "completed", "draft"]))
+        head = copy.deepcopy(base)
+        for _ in range(draw(st.integers(1, 4))):
+            route = draw(st.sampled_from(routes))
+            parent = head
+            for part in route[:-1]:
+                parent = parent.get(part) if isinstance(parent, dict) else None
+            if not isinstance(parent, dict):
+                continue
+            if draw(st.integers(0, 3)) == 0:
+                parent.pop(route[-1], None)
+            elif route[-1] == "max_spend" and draw(st.booleans()):
+                parent[route[-1]] = draw(st.integers(1, 10**6))
+            else:
+                parent[route[-1]] = draw(edit_value)
+        dump = to_yaml if draw(st.booleans()) else json.dumps
+        return dump(base).encode("utf-8", "surrogatepass"), dump(head).encode("utf-8", "surrogatepass")
+
+    return FUZZ, given(pair(), st.sampled_from(["modified", "renamed", "deleted"]))
+
+
+_FUZZ_SETTINGS, _FUZZ_GIVEN = _fuzz_pair()
+
+
+@_FUZZ_SETTINGS
+@_FUZZ_GIVEN
+def test_fuzz_diff_rules_on_mutated_base_and_head(versions, kind):
+    """The diff rules on hostile base/head pairs: no crash, findings placed and clean in every format."""
+    import json
+    import tempfile
+
+    from planlint.config import Config
+    from planlint.diff_mode import _run_diff_rules  # the real placement and suppression path
+    from planlint.engine import FileResult, finish, is_plan, lint_file
+    from planlint.formatters import REPORTERS
+    from planlint.loader import load_text
+    from planlint.rules.diff import PlanChange
+
+    base_bytes, head_bytes = versions
+    base_loaded = load_text(base_bytes.decode("utf-8", "replace"))
+    base = base_loaded.data if not base_loaded.fatal and is_plan(base_loaded.data) else None
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Config(root=Path(tmp))
+        if kind == "deleted":
+            result = FileResult("plans/gone.yaml", is_plan=True)
+        else:
+            path = Path(tmp) / "plan.yaml"
+            path.write_bytes(head_bytes)
+            result = lint_file("plan.yaml", path, True, config)
+        _run_diff_rules(result, base, PlanChange(kind, result.path, "plans/old.yaml"), config)
+        report = finish([result], config)
+        for fmt, reporter in REPORTERS.items():
+            out = reporter(report, color=False, quiet=False, statistics=True)
+            if fmt == "json":
+                json.loads(out)
+    for finding in report.findings:
+        assert finding.line >= 1 and finding.column >= 1, finding
+        assert "\n" not in finding.message and "\x1b" not in finding.message and "\u202e" not in finding.message, finding
+        assert finding.yaml_path.isprintable(), finding
