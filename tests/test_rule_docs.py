@@ -7,6 +7,7 @@ import json
 import pytest
 
 from planlint.cli import explain_text
+from planlint.loader import load_text
 from planlint.rules import RULES
 from plan_overlay import build, directives
 
@@ -27,7 +28,12 @@ def test_rule_has_documentation(code):
 def _lint(tmp_path, planlint, fragment: str, *, copies: int = 1):
     d = directives(fragment)
     text = build(fragment)
-    if "config" in d:
+    if "catalog" in d:  # PL105/PL106: a catalog file, and a config that names it
+        (tmp_path / "catalog.yaml").write_text(d["catalog"] + "\n", encoding="utf-8")
+        settings = load_text(d.get("config") or "{}").data
+        settings["catalog"] = "catalog.yaml"
+        (tmp_path / ".planlint.yaml").write_text(json.dumps(settings) + "\n", encoding="utf-8")
+    elif "config" in d:
         (tmp_path / ".planlint.yaml").write_text(d["config"] + "\n", encoding="utf-8")
     files = []
     for index in range(copies):

@@ -41,6 +41,11 @@ def _lint_parser() -> argparse.ArgumentParser:
     accepted = parser.add_mutually_exclusive_group()
     accepted.add_argument("--baseline", metavar="FILE", help="report only findings not accepted in FILE (see --write-baseline)")
     accepted.add_argument("--write-baseline", metavar="FILE", help="accept every current finding: write them to FILE and exit 0")
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes in place, keeping comments and layout; then report what remains")
+    parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff and write nothing")
+    parser.add_argument("--online", action="store_true", help="check pins against the configured registry")
+    parser.add_argument("--cache-dir", metavar="DIR", help="where registry answers are cached (default: .planlint_cache/ beside the config)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached registry answers")
     return parser
 
 
@@ -92,6 +97,10 @@ def _lint(argv: list[str]) -> int:
         if not prefix.startswith("PL"):
             raise _Exit(2, f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)")
     paths = args.paths or ["plans/"]
+    if args.diff and not args.fix:
+        raise _Exit(2, "--diff shows what --fix would change: use --fix --diff")
+    if args.fix and (args.diff_base is not None or args.write_baseline is not None):
+        raise _Exit(2, "--fix edits the files given; it cannot be combined with --diff-base or --write-baseline")
     accepted = None
     if args.baseline is not None or args.write_baseline is not None:
         from planlint import accepted_findings
@@ -100,15 +109,24 @@ def _lint(argv: list[str]) -> int:
             accepted = accepted_findings.load_baseline(args.baseline)
         except accepted_findings.BaselineError as exc:
             raise _Exit(2, str(exc)) from None
+    extras, publications = _services(args, config, paths)
     try:
+        if args.fix:
+            status = _fix(args, paths, config, extras)
+            if status is not None:
+                return status
         if args.diff_base is not None:
             from planlint.diff_mode import lint_diff
 
-            report = lint_diff(paths, config, args.diff_base)
+            report = lint_diff(paths, config, args.diff_base, extras=extras)
         else:
-            report = lint_paths(paths, config)
+            report = lint_paths(paths, config, extras=extras)
     except UsageError as exc:
         raise _Exit(2, str(exc)) from None
+    finally:
+        if publications is not None:
+            publications.close()
+    _after_registry(publications)
     if args.write_baseline is not None:
         try:
             findings, entries = accepted_findings.write_baseline(args.write_baseline, report)
@@ -132,6 +150,57 @@ def _lint(argv: list[str]) -> int:
     if stale:
         sys.stderr.write(accepted_findings.stale_text(args.baseline, stale))
     return 1 if report.errors else 0
+
+
+def _services(args, config, paths: list[str]):
+    """Per-run services for the rules: the catalog and, with --online, the registry."""
+    if not (config.catalog or config.registry or args.online):
+        return {}, None
+    from planlint.engine import UsageError
+    from planlint.publications import PublicationsError, build, prefetch_paths
+
+    try:
+        publications = build(config, online=args.online, cache_dir=args.cache_dir, use_cache=not args.no_cache)
+    except PublicationsError as exc:
+        raise _Exit(2, str(exc)) from None
+    if publications is None:
+        return {}, None
+    try:
+        prefetch_paths(publications, paths, config)
+    except UsageError as exc:
+        publications.close()
+        raise _Exit(2, str(exc)) from None
+    _after_registry(publications, final=False)
+    return {"publications": publications}, publications
+
+
+def _after_registry(publications, final: bool = True) -> None:
+    """Exit 2 on a registry failure with on_error: fail; otherwise warn once, at the end."""
+    if publications is None:
+        return
+    fatal = publications.fatal()
+    if fatal:
+        publications.close()
+        raise _Exit(2, fatal)
+    if final:
+        for note in publications.notes():
+            print(f"planlint: warning: {note}", file=sys.stderr)
+
+
+def _fix(args, paths: list[str], config, extras: dict) -> int | None:
+    """Apply (or, with --diff, show) the safe fixes. A status to exit with, or None to lint what remains."""
+    from planlint.fixes import fix_paths
+
+    outcome = fix_paths(paths, config, extras, write=not args.diff)
+    for line in ([] if args.quiet else outcome.lines) + outcome.notes:
+        print(f"planlint: {line}", file=sys.stderr)
+    print(f"planlint: {outcome.summary(would=args.diff)}", file=sys.stderr)
+    if args.diff:
+        _after_registry(extras.get("publications"))
+        _write(args.output, outcome.diff)
+        return 1 if outcome.diff else 0
+    extras["repinned"] = outcome.repinned
+    return None
 
 
 def _write(output: str | None, text: str) -> None:

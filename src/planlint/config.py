@@ -216,8 +216,12 @@ def _build(raw: dict, path: Path) -> Config:
             raise _fail(path, "catalog", "expected a file path")
         config.catalog = str((config.root / raw["catalog"]))
     if "registry" in raw:
-        if not isinstance(raw["registry"], dict) or not isinstance(raw["registry"].get("url"), str):
-            raise _fail(path, "registry", "expected a mapping with at least url")
+        from planlint.registry import parse_settings
+
+        try:
+            parse_settings(raw["registry"])
+        except ValueError as exc:
+            raise _fail(path, "registry", str(exc)) from None
         config.registry = dict(raw["registry"])
     if "data" in raw:
         if not isinstance(raw["data"], dict):

@@ -50,7 +50,7 @@ class _Change:
     head_rel: str | None  # repo-relative posix path in the working tree
 
 
-def lint_diff(paths: list[str], config: Config, base_rev: str) -> Report:
+def lint_diff(paths: list[str], config: Config, base_rev: str, *, extras: dict | None = None) -> Report:
     """Lint the plans under `paths` that changed since the merge-base of `base_rev` and HEAD.
 
     Paths are as given, relative to the current directory, which must be in
@@ -61,7 +61,7 @@ def lint_diff(paths: list[str], config: Config, base_rev: str) -> Report:
     git = _import_git()
     repo = _open_repo(git, cwd)
     try:
-        return _lint(repo, git, paths, config, base_rev, cwd)
+        return _lint(repo, git, paths, config, base_rev, cwd, extras)
     except git.GitCommandError as exc:
         raise UsageError(f"git failed: {_git_stderr(exc)}") from None
     except UnicodeDecodeError:
@@ -322,7 +322,7 @@ def _run_diff_rules(result: FileResult, base: dict | None, change: PlanChange, c
             result.findings.append(make_finding(code, result.path, span, problem.message, problem.route, config))
 
 
-def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str) -> Report:
+def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extras: dict | None = None) -> Report:
     base = _base_commit(repo, git, rev)
     root = os.path.realpath(repo.working_tree_dir)
     scope = _Scope(paths, config, os.path.realpath(cwd), root, base.tree)
@@ -346,7 +346,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str) -> Re
         if head is not None:
             display, explicit = head
             linted.add(scope.absolute(change.head_rel))
-            result = lint_file(display, Path(os.path.join(cwd, display)), explicit, config)
+            result = lint_file(display, Path(os.path.join(cwd, display)), explicit, config, extras)
             if result is None:
                 continue  # not a plan
             _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config)

@@ -152,11 +152,11 @@ def _not_a_plan(data: Any) -> Problem:
     return Problem(("kind",), f"not a plan: kind is {show(data['kind'])}, expected {PLAN_KIND}")
 
 
-def make_finding(code: str, path: str, span: Span, message: str, route: tuple, config: Config) -> Finding:
+def make_finding(code: str, path: str, span: Span, message: str, route: tuple, config: Config, severity: str | None = None) -> Finding:
     rule = RULES[code]
     # Rules quote plan values through messages.show(); sanitizing the whole
     # message as well means a missed quote cannot forge a line or an escape.
-    return Finding(code, rule.name, config.severity_of(code, rule.severity), path, span.line, span.column, span.end_line, span.end_column, sanitize(message), yaml_path(route))
+    return Finding(code, rule.name, config.severity_of(code, severity or rule.severity), path, span.line, span.column, span.end_line, span.end_column, sanitize(message), yaml_path(route))
 
 
 def place(problem: Problem, positions: Positions) -> Span:
@@ -208,7 +208,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
         if config.enabled(rule.code):
             raw.extend((problem.code or rule.code, problem) for problem in rule.check(ctx))
     for code, problem in raw:
-        result.findings.append(make_finding(code, display, place(problem, loaded.positions), problem.message, problem.route, config))
+        result.findings.append(make_finding(code, display, place(problem, loaded.positions), problem.message, problem.route, config, problem.severity))
     result.suppressions = supp.parse(loaded.text or "")
     if result.suppressions:
         result.findings = [f for f in result.findings if not supp.is_suppressed(result.suppressions, f.code, f.line)]

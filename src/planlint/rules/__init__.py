@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, diff, file_level, graders, pinning, secrets, splits
+from planlint.rules import baseline, budget, decision, diff, file_level, graders, pinning, published, secrets, splits
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
 _ALL: tuple[Rule, ...] = (
@@ -20,6 +20,8 @@ _ALL: tuple[Rule, ...] = (
     pinning.dataset_release_floating,
     pinning.model_revision_unpinned,
     pinning.runtime_version_unpinned,
+    published.release_not_published,
+    published.grader_version_not_published,
     # splits
     splits.eval_split_missing,
     splits.splits_identical,

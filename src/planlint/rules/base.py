@@ -32,6 +32,9 @@ class Problem:
     `missing`: the key at `route` is absent; point at the mapping that should
     hold it. `at_key`: point at the key itself rather than its value.
     `code`: for checks that report several codes (file-level and data rules).
+    `severity`: for a rule whose findings differ in weight (PL105/PL106 report
+    a name the catalog does not know as a warning); a per-code `severity:` in
+    the config still wins.
     """
 
     route: Route
@@ -39,6 +42,7 @@ class Problem:
     missing: bool = False
     at_key: bool = False
     code: str | None = None
+    severity: str | None = None
 
 
 @dataclass

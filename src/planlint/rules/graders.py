@@ -262,11 +262,16 @@ def baseline_grader_mismatch(ctx: PlanContext) -> Iterator[Problem]:
         return
     if not isinstance(recorded, dict):
         return
+    repinned = ctx.extras.get("repinned", {}).get(ctx.path, {})  # set by --fix
     for ident, version in recorded.items():
         if ident in versions and scalar_text(version) != scalar_text(versions[ident]):
+            why = ""
+            if ident in repinned:
+                old, new = repinned[ident]
+                why = f" (--fix just pinned {show(ident)} from {show(old)} to {show(new)} and left the baseline alone: re-baselining is a human decision)"
             yield Problem(
                 ("baseline", "grader_versions", ident),
-                f"baseline was scored with {ident} {show(version)} but the plan uses {show(versions[ident])}: re-measure the baseline with {show(versions[ident])} (then update grader_versions)",
+                f"baseline was scored with {ident} {show(version)} but the plan uses {show(versions[ident])}{why}: re-measure the baseline with {show(versions[ident])} (then update grader_versions)",
             )
     for ident in reward_ids:
         if ident in versions and ident not in recorded:

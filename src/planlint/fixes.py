@@ -1,0 +1,499 @@
+"""`--fix`: safe fixes, applied as exact text edits.
+
+A document is never re-dumped. Each fix replaces one scalar's text at the span
+the loader recorded, or inserts one line (one entry in a flow mapping), so
+comments, key order, quoting, indentation, line endings and blank lines
+elsewhere stay byte-for-byte. The edited text is parsed again and must give
+exactly the data the fixes intend, or the file is left alone.
+
+Only findings that were reported (after select/ignore and suppressions) are
+fixed, and only where the right answer is certain:
+
+* PL102/PL302: a floating value that means "the newest" (`latest`, `newest`,
+  `current`, `head`, `tip`, `*`) becomes the newest published release/version
+  (registry listing when online, else the catalog); `1.x` / `1.4.*` becomes
+  the newest published one with that prefix. `baseline.grader_versions` is
+  not touched: re-measuring the baseline is a human decision, and PL306 says so.
+* PL502: `max_spend: "$250"` / `"250 USD"` / `"USD 250"` / `"250"` becomes
+  `max_spend: 250`, plus `currency: USD` when the plan has no currency; a
+  currency that disagrees with the string means no fix.
+* PL503: a currency code in the wrong case (`usd`) becomes `USD`.
+
+Files with a syntax error, unreadable files and files that are not plans are
+never touched.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from planlint.currencies import ISO_4217
+from planlint.loader import YamlFloat, YamlInt, _number, _resolve_plain, decode, load_text, scalar_text
+from planlint.messages import sanitize, show
+from planlint.pinning import floating_reason
+from planlint.positions import Positions, Route, yaml_path
+
+FIXABLE = ("PL102", "PL302", "PL502", "PL503")
+NEWEST_WORDS = frozenset({"latest", "newest", "current", "head", "tip"})
+_WILD = ("x", "X", "*")
+_BREAK = re.compile(r"\r\n|\r|\n|\x85|\u2028|\u2029")
+_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_BOM = b"\xef\xbb\xbf"
+_MAX_VALUE = 128
+
+_AMOUNT = r"(?P<amount>(?:0|[1-9][0-9]*)(?:\.[0-9]+)?)"
+_GROUPED = r"(?P<amount>[1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?)"
+_SPEND_FORMS = [  # (pattern, where the currency comes from)
+    (re.compile(rf"^\$\s?{_AMOUNT}$"), "$"),
+    (re.compile(rf"^\$\s?{_GROUPED}$"), "$"),  # "$1,000": a dollar amount, US digit grouping
+    (re.compile(rf"^(?P<code>[A-Za-z]{{3}})\s?{_AMOUNT}$"), "code"),
+    (re.compile(rf"^{_AMOUNT}\s?(?P<code>[A-Za-z]{{3}})$"), "code"),
+    (re.compile(rf"^(?P<code>USD|usd)\s?{_GROUPED}$"), "code"),
+    (re.compile(rf"^{_GROUPED}\s?(?P<code>USD|usd)$"), "code"),
+    (re.compile(rf"^{_AMOUNT}$"), "none"),
+]
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int  # offsets into the decoded text
+    end: int
+    text: str
+
+
+@dataclass
+class Fix:
+    code: str
+    route: Route
+    edits: list[Edit]
+    expect: list[tuple[Route, Any]]  # the data after the fix: route -> value
+    summary: str
+    also: list[tuple[str, Route]] = field(default_factory=list)  # other findings it resolves
+    repin: tuple[str, str, str] | None = None  # (grader id, old, new)
+
+
+@dataclass
+class FixOutcome:
+    fixed: int = 0  # findings resolved
+    files: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # one per applied fix
+    notes: list[str] = field(default_factory=list)  # files left alone, and why
+    diff: str = ""
+    repinned: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # path -> grader id -> (old, new)
+
+    def summary(self, *, would: bool = False) -> str:
+        n, m = self.fixed, len(self.files)
+        verb = "Would fix" if would else "Fixed"
+        if not n:
+            return "No fixes available." if would else "Nothing to fix."
+        return f"{verb} {n} finding{'s' if n != 1 else ''} in {m} file{'s' if m != 1 else ''}."
+
+
+# --------------------------------------------------------------------------- text positions
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line begins, with the line breaks libyaml counts."""
+    return [0] + [m.end() for m in _BREAK.finditer(text)]
+
+
+def _offset(starts: list[int], line: int, column: int) -> int | None:
+    if not 1 <= line <= len(starts):
+        return None
+    return starts[line - 1] + column - 1
+
+
+@dataclass(frozen=True)
+class _Site:
+    start: int
+    end: int
+    style: str  # plain | " | '
+
+
+def _scalar_site(text: str, starts: list[int], positions: Positions, route: Route, value: Any) -> _Site | None:
+    """Where the scalar at `route` is written, when it is one plain or quoted scalar on one line."""
+    span = positions.values.get(route)
+    if span is None or span.line != span.end_line:
+        return None
+    start, end = _offset(starts, span.line, span.column), _offset(starts, span.end_line, span.end_column)
+    if start is None or end is None or not start < end <= len(text):
+        return None
+    source = text[start:end]
+    if source[0] in "\"'":
+        if len(source) < 2 or source[-1] != source[0]:
+            return None
+        return _Site(start, end, source[0])
+    if source[0] in "&!*|>" or source != scalar_text(value):  # anchors, tags, aliases, block scalars
+        return None
+    return _Site(start, end, "plain")
+
+
+def _render(value: str, style: str) -> str:
+    """`value` as a YAML scalar that reads back as this string, in the original's style where possible."""
+    if style == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if style == "plain" and _PLAIN_SAFE.match(value) and isinstance(_resolve_plain(value), str):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _newline(text: str) -> str:
+    match = re.search(r"\r\n|\r|\n", text)
+    return match.group(0) if match else "\n"
+
+
+# --------------------------------------------------------------------------- the fixes
+
+
+def newest_matching(value: Any, published: tuple[str, ...]) -> str | None:
+    """The published value a floating `value` certainly means, or None."""
+    if not published or value is None or isinstance(value, (bool, int, float, dict, list)):
+        return None
+    text = str(value).strip()
+    if text.lower() in NEWEST_WORDS or text == "*":
+        candidates = list(published)
+    else:
+        parts = text.split(".")
+        first = next((i for i, p in enumerate(parts) if p in _WILD), None)
+        if not first or any(p not in _WILD for p in parts[first:]) or any(p in _WILD or not p for p in parts[:first]):
+            return None
+        prefix = parts[:first]
+        candidates = [v for v in published if v.split(".")[:first] == prefix]
+    for candidate in reversed(candidates):
+        if _usable(candidate):
+            return candidate
+    return None
+
+
+def _usable(value: str) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= _MAX_VALUE and value.isprintable() and value == value.strip() and floating_reason(value) is None
+
+
+def parse_spend(value: str) -> tuple[str, str | None] | None:
+    """("250", "USD") from "$250" / "250 USD" / "USD 250"; ("250", None) from "250"; None when not certain."""
+    text = value.strip()
+    for pattern, kind in _SPEND_FORMS:
+        match = pattern.match(text)
+        if not match:
+            continue
+        groups = match.groupdict()
+        amount = groups["amount"].replace(",", "")
+        if float(amount) <= 0:
+            return None
+        if kind == "$":
+            return amount, "USD"
+        if kind == "code":
+            code = groups["code"].upper()
+            return (amount, code) if code in ISO_4217 else None
+        return amount, None
+    return None
+
+
+class _Plan:
+    """One plan's text, data and positions, as the fixes see them."""
+
+    def __init__(self, text: str, data: dict, positions: Positions) -> None:
+        self.text, self.data, self.positions = text, data, positions
+        self.starts = line_starts(text)
+
+    def site(self, route: Route, value: Any) -> _Site | None:
+        return _scalar_site(self.text, self.starts, self.positions, route, value)
+
+
+def _pin_newest(plan: _Plan, publications, code: str, kind: str, route: Route, name: Any, value: Any) -> Fix | None:
+    if publications is None or not isinstance(name, str):
+        return None
+    published, source = publications.published_values(kind, name)
+    new = newest_matching(value, published)
+    site = plan.site(route, value)
+    if new is None or site is None:
+        return None
+    summary = f"{yaml_path(route)} {show(value)} -> {show(new)} (newest published in {source})"
+    return Fix(code, route, [Edit(site.start, site.end, _render(new, site.style))], [(route, new)], summary)
+
+
+def _release_fix(plan: _Plan, publications) -> Iterator[Fix]:
+    dataset = plan.data.get("dataset")
+    if isinstance(dataset, dict) and "release" in dataset:
+        fix = _pin_newest(plan, publications, "PL102", "datasets", ("dataset", "release"), dataset.get("name"), dataset["release"])
+        if fix:
+            yield fix
+
+
+def _grader_fixes(plan: _Plan, publications) -> Iterator[Fix]:
+    graders = plan.data.get("graders")
+    if not isinstance(graders, list):
+        return
+    for index, grader in enumerate(graders):
+        if not isinstance(grader, dict) or "version" not in grader:
+            continue
+        fix = _pin_newest(plan, publications, "PL302", "graders", ("graders", index, "version"), grader.get("name"), grader["version"])
+        if fix:
+            ident = grader.get("id")
+            if isinstance(ident, str):
+                fix.repin = (ident, scalar_text(grader["version"]), fix.expect[0][1])
+            yield fix
+
+
+def _spend_fix(plan: _Plan) -> Iterator[Fix]:
+    budget = plan.data.get("budget")
+    if not isinstance(budget, dict) or not isinstance(budget.get("max_spend"), str):
+        return
+    value = budget["max_spend"]
+    parsed = parse_spend(value)
+    route = ("budget", "max_spend")
+    site = plan.site(route, value)
+    if parsed is None or site is None:
+        return
+    amount, currency = parsed
+    number = _number(amount)
+    if not isinstance(number, (YamlInt, YamlFloat)):
+        return
+    edits = [Edit(site.start, site.end, amount)]
+    expect: list[tuple[Route, Any]] = [(route, number)]
+    also: list[tuple[str, Route]] = []
+    summary = f"budget.max_spend {show(value)} -> {amount}"
+    if currency is not None:
+        present = budget.get("currency")
+        if "currency" not in budget:
+            insert = _currency_insert(plan, currency)
+            if insert is None:
+                return
+            edits.append(insert)
+            expect.append((("budget", "currency"), currency))
+            also.append(("PL503", ("budget", "currency")))
+            summary += f", added budget.currency: {currency}"
+        elif not (isinstance(present, str) and present.strip().upper() == currency):
+            return  # the string and budget.currency disagree: a human decides
+    yield Fix("PL502", route, edits, expect, summary, also)
+
+
+def _currency_insert(plan: _Plan, currency: str) -> Edit | None:
+    """`currency: XXX` right after the max_spend entry, in the mapping's own style."""
+    key = plan.positions.keys.get(("budget", "max_spend"))
+    value = plan.positions.values.get(("budget", "max_spend"))
+    mapping = plan.positions.values.get(("budget",))
+    if key is None or value is None or mapping is None:
+        return None
+    map_start = _offset(plan.starts, mapping.line, mapping.column)
+    key_start = _offset(plan.starts, key.line, key.column)
+    if map_start is None or key_start is None:
+        return None
+    if plan.text[map_start] == "{":  # flow mapping: a new first entry before max_spend
+        return Edit(key_start, key_start, f"currency: {currency}, ")
+    line_start = plan.starts[key.line - 1]
+    indent = plan.text[line_start:key_start]
+    if indent.strip(" ") or value.end_line != key.line:
+        return None  # not a simple `  max_spend: ...` line
+    newline = _newline(plan.text)
+    if value.end_line < len(plan.starts):  # insert at the start of the next line
+        at = plan.starts[value.end_line]
+        return Edit(at, at, f"{indent}currency: {currency}{newline}")
+    at = len(plan.text)  # the last line has no line break: keep it that way
+    return Edit(at, at, f"{newline}{indent}currency: {currency}")
+
+
+def _currency_fix(plan: _Plan) -> Iterator[Fix]:
+    budget = plan.data.get("budget")
+    if not isinstance(budget, dict) or not isinstance(budget.get("currency"), str):
+        return
+    value = budget["currency"]
+    upper = value.strip().upper()
+    if value == upper or upper not in ISO_4217:
+        return
+    route = ("budget", "currency")
+    site = plan.site(route, value)
+    if site is None:
+        return
+    yield Fix("PL503", route, [Edit(site.start, site.end, _render(upper, site.style))], [(route, upper)], f"budget.currency {show(value)} -> {upper}")
+
+
+def candidate_fixes(text: str, data: dict, positions: Positions, publications) -> list[Fix]:
+    plan = _Plan(text, data, positions)
+    return [*_release_fix(plan, publications), *_grader_fixes(plan, publications), *_spend_fix(plan), *_currency_fix(plan)]
+
+
+# --------------------------------------------------------------------------- applying and checking
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    out, last = [], len(text)
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        out.append(text[edit.end:last])
+        out.append(edit.text)
+        last = edit.start
+    out.append(text[:last])
+    return "".join(reversed(out))
+
+
+def _non_overlapping(fixes: list[Fix]) -> list[Fix]:
+    kept: list[Fix] = []
+    taken: list[tuple[int, int]] = []
+    for fix in fixes:
+        spans = [(e.start, e.end) for e in fix.edits]
+        if any(a < d and c < b or (a == b == c == d) for a, b in spans for c, d in taken):
+            continue
+        kept.append(fix)
+        taken.extend(spans)
+    return kept
+
+
+def _copy(value: Any, memo: dict) -> Any:
+    if isinstance(value, (dict, list)):
+        if id(value) in memo:
+            return memo[id(value)]
+        if isinstance(value, dict):
+            new: Any = {}
+            memo[id(value)] = new
+            for k, v in value.items():
+                new[k] = _copy(v, memo)
+        else:
+            new = []
+            memo[id(value)] = new
+            new.extend(_copy(v, memo) for v in value)
+        return new
+    return value
+
+
+def _set(data: Any, route: Route, value: Any) -> None:
+    node = data
+    for part in route[:-1]:
+        node = node[part]
+    node[route[-1]] = value
+
+
+def _normal(value: Any) -> Any:
+    """Data in a form where equal means "reads the same": numbers by their source text."""
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return (type(value).__name__, scalar_text(value))
+    return ("str", value)
+
+
+def verified(original, new_text: str, fixes: list[Fix], limits) -> bool:
+    """Does `new_text` read as the original data with exactly the fixes' changes?"""
+    expected = _copy(original.data, {})
+    for fix in fixes:
+        for route, value in fix.expect:
+            _set(expected, route, value)
+    reloaded = load_text(new_text, limits)
+    if reloaded.fatal or [p.code for p in reloaded.problems] != [p.code for p in original.problems]:
+        return False
+    return _normal(reloaded.data) == _normal(expected)
+
+
+# --------------------------------------------------------------------------- a run
+
+
+def fix_paths(paths, config, extras: dict, *, write: bool = True) -> FixOutcome:
+    """Lint, fix what was reported and can be fixed with certainty, and write (or diff) the files."""
+    from planlint.engine import discover, finish, lint_file
+
+    results = []
+    for display, path, explicit in discover(paths, config):
+        result = lint_file(display, path, explicit, config, dict(extras))
+        if result is not None:
+            results.append((result, path))
+    finish([r for r, _ in results], config)
+    outcome = FixOutcome()
+    diffs: list[str] = []
+    publications = extras.get("publications")
+    for result, path in results:
+        if not result.is_plan or result.data is None or result.text is None:
+            continue  # PL001/PL004/PL006: never touched
+        reported = {(f.code, f.yaml_path): f for f in result.findings if f.code in FIXABLE}
+        if not reported:
+            continue
+        _fix_file(result, Path(path), reported, publications, config, write, outcome, diffs)
+    outcome.diff = "".join(diffs)
+    return outcome
+
+
+def _fix_file(result, path: Path, reported: dict, publications, config, write: bool, outcome: FixOutcome, diffs: list[str]) -> None:
+    limits = config.parser_limits()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        outcome.notes.append(f"{result.path}: not fixed: cannot read it again ({exc.strerror or type(exc).__name__})")
+        return
+    text, problem = decode(raw)
+    if problem is not None or text != result.text:
+        outcome.notes.append(f"{result.path}: not fixed: the file changed while planlint was reading it")
+        return
+    original = load_text(text, limits)
+    if original.fatal or not isinstance(original.data, dict):
+        return
+    fixes = [f for f in candidate_fixes(text, original.data, original.positions, publications) if (f.code, yaml_path(f.route)) in reported]
+    fixes = _non_overlapping(fixes)
+    if not fixes:
+        return
+    new_text = apply_edits(text, [e for f in fixes for e in f.edits])
+    if new_text == text:
+        return
+    if not verified(original, new_text, fixes, limits):
+        outcome.notes.append(f"{result.path}: not fixed: the edited file did not read back as intended, so it was left as it was (please report this)")
+        return
+    if write:
+        try:
+            _write_atomically(path, (_BOM if raw.startswith(_BOM) else b"") + new_text.encode("utf-8"))
+        except OSError as exc:
+            outcome.notes.append(f"{result.path}: not fixed: cannot write it ({exc.strerror or type(exc).__name__})")
+            return
+    else:
+        diffs.append(unified_diff(text, new_text, result.path))
+    outcome.files.append(result.path)
+    codes = {(f.code, f.yaml_path) for f in result.findings}
+    for fix in fixes:
+        finding = reported[(fix.code, yaml_path(fix.route))]
+        outcome.fixed += 1 + sum(1 for code, route in fix.also if (code, yaml_path(route)) in codes)
+        verb = "fixed" if write else "would fix"
+        outcome.lines.append(f"{sanitize(result.path)}:{finding.line}:{finding.column}: {verb} {fix.code}: {fix.summary}")
+        if fix.repin and write:
+            ident, old, new = fix.repin
+            outcome.repinned.setdefault(result.path, {})[ident] = (old, new)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    target = Path(os.path.realpath(path))  # write through a symlink, keep the link
+    mode = stat.S_IMODE(target.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".planlint-fix")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at LF only, so CRLF endings stay part of their line."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def unified_diff(old: str, new: str, display: str) -> str:
+    """A `git apply`-able diff of one file (a/ and b/ prefixes, "\\ No newline" markers)."""
+    out = []
+    for line in difflib.unified_diff(_lines(old), _lines(new), f"a/{display}", f"b/{display}"):
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        if sanitize(body.replace("\t", " ")) != body.replace("\t", " "):
+            body = sanitize(body)  # plan content must not reach a terminal as control characters
+        out.append(body + (ending if ending else "\n\\ No newline at end of file\n"))
+    return "".join(out)

@@ -1,0 +1,194 @@
+"""What has been published: the catalog, and the registry when online.
+
+PL105/PL106 ask `Publications` whether a pinned dataset release or grader
+version is published; `--fix` asks it for the newest published one. Online,
+the registry is the authority and the catalog answers only what the registry
+could not (it was unreachable, or a name cannot be put in a URL). The CLI
+builds one `Publications` per run and hands it to the rules through
+`PlanContext.extras["publications"]`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from planlint.catalog import Catalog, CatalogError, load_catalog
+from planlint.loader import scalar_text
+from planlint.pinning import floating_reason
+
+PUBLISHED = "published"
+NOT_PUBLISHED = "not-published"
+UNKNOWN = "unknown"  # the catalog tracks this kind of artifact but not this name
+
+
+class PublicationsError(Exception):
+    """Catalog or registry problems that stop the run (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    state: str
+    source: str  # "catalog.yaml" or "the registry at https://host"
+    known: tuple[str, ...] = ()  # published values, oldest first, when the source lists them
+
+
+class Publications:
+    def __init__(self, catalog: Catalog | None = None, registry=None) -> None:
+        self.catalog = catalog
+        self.registry = registry  # planlint.registry.Registry when online
+
+    def check(self, kind: str, name: str, value: str) -> Verdict | None:
+        """Is `value` a published release/version of `name`? None when nothing can tell."""
+        if self.registry is not None:
+            published = self.registry.published((kind, name, value))
+            if published is not None:
+                source = f"the registry at {self.registry.settings.host}"
+                known = self.catalog.published(kind, name) if self.catalog else None
+                return Verdict(PUBLISHED if published else NOT_PUBLISHED, source, known or ())
+        if self.catalog is None or not self.catalog.tracks(kind):
+            return None
+        values = self.catalog.published(kind, name)
+        if values is None:
+            return Verdict(UNKNOWN, self.catalog.display)
+        return Verdict(PUBLISHED if value in values else NOT_PUBLISHED, self.catalog.display, values)
+
+    def newest(self, kind: str, name: str) -> tuple[str | None, str]:
+        """(the newest published value of `name`, where that came from); (None, "") if unknown."""
+        if self.registry is not None:
+            values = self.registry.newest(kind, name)
+            if values:
+                return values[-1], f"the registry at {self.registry.settings.host}"
+        if self.catalog is not None:
+            values = self.catalog.published(kind, name)
+            if values:
+                return values[-1], self.catalog.display
+        return None, ""
+
+    def published_values(self, kind: str, name: str) -> tuple[tuple[str, ...], str]:
+        """Every published value of `name`, oldest first, and the source; ((), "") if unknown."""
+        if self.registry is not None:
+            values = self.registry.newest(kind, name)
+            if values:
+                return values, f"the registry at {self.registry.settings.host}"
+        if self.catalog is not None:
+            values = self.catalog.published(kind, name)
+            if values:
+                return values, self.catalog.display
+        return (), ""
+
+    # a run -------------------------------------------------------------
+
+    def notes(self) -> list[str]:
+        """Warnings for standard error, once per run (an unreachable registry, an unwritable cache)."""
+        out = []
+        registry = self.registry
+        if registry is not None:
+            if registry.failure:
+                fallback = f"pins were checked against {self.catalog.display} only" if self.catalog else "pins were not checked for publication"
+                out.append(f"registry {registry.settings.host} is unavailable: {registry.failure}; {fallback} (registry.on_error: warn)")
+            if registry.cache is not None and registry.cache.broken:
+                out.append(registry.cache.broken)
+        return out
+
+    def fatal(self) -> str | None:
+        """The message to exit 2 with when the registry failed and on_error is fail."""
+        registry = self.registry
+        if registry is not None and registry.failure and registry.settings.on_error == "fail":
+            return f"registry {registry.settings.host} is unavailable: {registry.failure} (registry.on_error: fail; set on_error: warn to lint without it)"
+        return None
+
+    def close(self) -> None:
+        if self.registry is not None:
+            self.registry.close()
+
+
+def references(data: Any) -> Iterable[tuple[str, str, str]]:
+    """The (kind, name, value) pins a plan makes that PL105/PL106 check."""
+    if not isinstance(data, dict):
+        return
+    dataset = data.get("dataset")
+    if isinstance(dataset, dict):
+        ref = pinned_ref(dataset.get("name"), dataset.get("release", None), "release" in dataset)
+        if ref:
+            yield ("datasets",) + ref
+    graders = data.get("graders")
+    if isinstance(graders, list):
+        for grader in graders:
+            if isinstance(grader, dict):
+                ref = pinned_ref(grader.get("name"), grader.get("version", None), "version" in grader)
+                if ref:
+                    yield ("graders",) + ref
+
+
+def pinned_ref(name: Any, value: Any, present: bool) -> tuple[str, str] | None:
+    """(name, value as written) when both are usable and the value is pinned; else None."""
+    if not present or not isinstance(name, str) or not name.strip():
+        return None
+    if value is None or isinstance(value, (bool, dict, list)) or floating_reason(value):
+        return None
+    return name, scalar_text(value)
+
+
+def build(config, *, online: bool = False, cache_dir: str | None = None, use_cache: bool = True, environ=None) -> Publications | None:
+    """The run's Publications from the config, or None when neither a catalog nor a registry is in use."""
+    catalog = None
+    if config.catalog:
+        path = Path(config.catalog)
+        try:
+            display = os.path.relpath(path)
+        except ValueError:  # another drive on Windows
+            display = str(path)
+        if display.startswith(".." + os.sep) or display == "..":
+            display = str(path)
+        try:
+            catalog = load_catalog(path, display.replace(os.sep, "/"))
+        except CatalogError as exc:
+            raise PublicationsError(str(exc)) from None
+    registry = None
+    if config.registry is not None:
+        from planlint.registry import Cache, Registry, RegistryError, parse_settings
+
+        try:
+            settings = parse_settings(config.registry)
+        except ValueError as exc:
+            raise PublicationsError(f"registry: {exc}") from None
+        if online or settings.online:
+            cache = None
+            if use_cache:
+                directory = Path(cache_dir) if cache_dir else Path(config.cache_dir) if config.cache_dir else Path(config.root) / ".planlint_cache"
+                cache = Cache(directory, settings.cache_ttl)
+            try:
+                registry = Registry(settings, cache, environ)
+            except RegistryError as exc:
+                raise PublicationsError(f"registry {settings.host}: {exc}") from None
+    elif online:
+        raise PublicationsError("--online needs a registry: add `registry: {url: https://...}` to the config (spec section 4)")
+    if catalog is None and registry is None:
+        return None
+    return Publications(catalog, registry)
+
+
+def prefetch(publications: Publications, plans: Iterable[Any]) -> None:
+    """Ask the registry about every pin of every plan at once (de-duplicated, concurrent)."""
+    if publications.registry is None:
+        return
+    keys = {ref for data in plans for ref in references(data)}
+    publications.registry.prefetch(keys)
+
+
+def prefetch_paths(publications: Publications, paths: Iterable[str], config) -> None:
+    """Read the plans about to be linted and prefetch their pins (only when a registry is in use)."""
+    if publications.registry is None:
+        return
+    from planlint.engine import discover, is_plan
+    from planlint.loader import load_file
+
+    plans = []
+    for _display, path, _explicit in discover(paths, config):
+        loaded = load_file(path, config.parser_limits())
+        if not loaded.fatal and is_plan(loaded.data):
+            plans.append(loaded.data)
+    prefetch(publications, plans)

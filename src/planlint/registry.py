@@ -1,0 +1,357 @@
+"""The release registry (spec section 4): is this release or version published?
+
+The contract is planlint's own:
+
+    GET {url}/v1/datasets/{name}/releases/{release}   200 published, 404 not
+    GET {url}/v1/graders/{name}/versions/{version}    200 published, 404 not
+
+plus one optional extension used only by `--fix` to find the newest published
+release (a registry that lacks it answers 404 and the catalog is used):
+
+    GET {url}/v1/datasets/{name}/releases   -> {"releases": [...]}  oldest first
+    GET {url}/v1/graders/{name}/versions    -> {"versions": [...]}  oldest first
+
+A bearer token is read from the environment variable `token_env` names; it is
+sent only to the registry's own origin and never printed. Lookups are
+de-duplicated, run concurrently, and their answers are cached on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+from urllib.parse import quote, urlsplit
+
+DEFAULT_TTL = 24 * 3600.0
+NOT_FOUND_TTL = 3600.0  # "not published yet" changes when a release is cut
+SETTING_KEYS = {"url", "token_env", "timeout", "on_error", "cache_ttl", "retries", "backoff", "max_retry_after", "online", "workers"}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_TOKEN = re.compile(r"^[\x21-\x7e]+$")  # visible ASCII: what a header value can carry
+
+
+class RegistryError(Exception):
+    """A registry that cannot be used at all (bad settings, unusable token)."""
+
+
+@dataclass(frozen=True)
+class RegistrySettings:
+    url: str
+    token_env: str | None = None
+    timeout: float = 10.0
+    on_error: str = "warn"  # warn | fail
+    cache_ttl: float = DEFAULT_TTL
+    retries: int = 2
+    backoff: float = 0.5
+    max_retry_after: float = 30.0
+    online: bool = False  # check on every run, as if --online were given
+    workers: int = 8
+
+    @property
+    def host(self) -> str:
+        """The registry as messages name it: scheme and host, no path."""
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}"
+
+
+def parse_settings(raw: object) -> RegistrySettings:
+    """Validate the config's `registry:` mapping; ValueError says what is wrong."""
+    if not isinstance(raw, dict):
+        raise ValueError("expected a mapping with at least url")
+    unknown = sorted(set(raw) - SETTING_KEYS)
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(SETTING_KEYS))})")
+    url = raw.get("url")
+    if not isinstance(url, str) or not url:
+        raise ValueError("url: expected the registry's base URL, e.g. https://registry.example.internal")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("url: expected an http:// or https:// URL with a host")
+    if parts.username or parts.password:
+        raise ValueError("url: must not contain credentials; put the token in the variable token_env names")
+    if parts.query or parts.fragment:
+        raise ValueError("url: must not have a query or fragment")
+    values: dict = {"url": url.rstrip("/")}
+    token_env = raw.get("token_env")
+    if token_env is not None:
+        if not isinstance(token_env, str) or not _ENV_NAME.match(token_env):
+            raise ValueError("token_env: expected the name of an environment variable, e.g. PLANLINT_REGISTRY_TOKEN")
+        values["token_env"] = token_env
+    on_error = raw.get("on_error", "warn")
+    if on_error not in ("warn", "fail"):
+        raise ValueError("on_error: expected warn or fail")
+    values["on_error"] = on_error
+    for key, lowest in (("timeout", 0.0), ("cache_ttl", -1.0), ("backoff", -1.0), ("max_retry_after", -1.0)):
+        if key in raw:
+            value = raw[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > lowest or value != value or value == float("inf"):
+                raise ValueError(f"{key}: expected a {'positive' if lowest == 0 else 'non-negative'} number of seconds")
+            values[key] = float(value)
+    for key, lowest in (("retries", 0), ("workers", 1)):
+        if key in raw:
+            value = raw[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < lowest or value > 64:
+                raise ValueError(f"{key}: expected a whole number from {lowest} to 64")
+            values[key] = int(value)
+    if "online" in raw:
+        if not isinstance(raw["online"], bool):
+            raise ValueError("online: expected true or false")
+        values["online"] = raw["online"]
+    return RegistrySettings(**values)
+
+
+def segment(value: str) -> str | None:
+    """`value` as one URL path segment, or None when it cannot be one safely."""
+    if not value or value in (".", "..") or len(value) > 256 or not value.isprintable():
+        return None
+    return quote(value, safe="")
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class Cache:
+    """Registry answers on disk, one small JSON file per URL, written atomically."""
+
+    def __init__(self, directory: Path, ttl: float) -> None:
+        self.directory = Path(directory)
+        self.ttl = ttl
+        self.broken: str | None = None  # why writing failed, once
+
+    def _file(self, url: str) -> Path:
+        return self.directory / "registry" / (hashlib.sha256(url.encode("utf-8")).hexdigest()[:40] + ".json")
+
+    def get(self, url: str):
+        """(status, data) when a fresh answer is stored, else None."""
+        try:
+            with open(self._file(url), encoding="utf-8") as fh:
+                entry = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("url") != url or not isinstance(entry.get("stored"), (int, float)):
+            return None
+        status = entry.get("status")
+        ttl = self.ttl if status == 200 else min(self.ttl, NOT_FOUND_TTL)
+        if status not in (200, 404) or not 0 <= time.time() - entry["stored"] <= ttl:
+            return None
+        return status, entry.get("data")
+
+    def put(self, url: str, status: int, data=None) -> None:
+        if self.broken or self.ttl <= 0:
+            return
+        target = self._file(url)
+        try:
+            self._prepare(target.parent)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump({"url": url, "status": status, "data": data, "stored": time.time()}, fh)
+                os.replace(tmp, target)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError as exc:
+            self.broken = f"cannot write the cache in {self.directory} ({exc.strerror or type(exc).__name__}); answers were not saved"
+
+    def _prepare(self, folder: Path) -> None:
+        if folder.is_dir():
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        # Like .pytest_cache and .ruff_cache: keep it out of git and backups.
+        for name, text in ((".gitignore", "# created by planlint\n*\n"), ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n# planlint registry cache\n")):
+            marker = self.directory / name
+            if not marker.exists():
+                marker.write_text(text, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- lookups
+
+
+Key = tuple  # ("datasets" | "graders", name, value)
+
+
+class Registry:
+    """Answers "is it published?" from the registry, with cache, de-duplication and concurrency.
+
+    The first failure (unreachable, 5xx after retries, 401, an odd answer)
+    marks the registry unavailable for the rest of the run: later lookups
+    answer None at once, so an outage costs one timeout, not one per plan.
+    """
+
+    def __init__(self, settings: RegistrySettings, cache: Cache | None = None, environ=None) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.failure: str | None = None
+        self.requests_made = 0
+        self._answers: dict[str, object] = {}
+        self._lock = threading.Lock()
+        self._client = None
+        environ = os.environ if environ is None else environ
+        self._token: str | None = None
+        self._token_missing = False
+        if settings.token_env:
+            token = (environ.get(settings.token_env) or "").strip()
+            if not token:
+                self._token_missing = True
+            elif not _TOKEN.match(token):
+                raise RegistryError(f"the token in ${settings.token_env} contains characters an HTTP header cannot carry (spaces, line breaks or non-ASCII)")
+            else:
+                self._token = token
+
+    def __repr__(self) -> str:  # never show the token
+        return f"Registry({self.settings.host!r})"
+
+    # URLs --------------------------------------------------------------
+
+    def status_url(self, key: Key) -> str | None:
+        kind, name, value = key
+        a, b = segment(name), segment(value)
+        if a is None or b is None:
+            return None
+        return f"{self.settings.url}/v1/{kind}/{a}/{'releases' if kind == 'datasets' else 'versions'}/{b}"
+
+    def list_url(self, kind: str, name: str) -> str | None:
+        a = segment(name)
+        if a is None:
+            return None
+        return f"{self.settings.url}/v1/{kind}/{a}/{'releases' if kind == 'datasets' else 'versions'}"
+
+    # answers -----------------------------------------------------------
+
+    def published(self, key: Key) -> bool | None:
+        """True/False from the registry; None when it could not answer."""
+        url = self.status_url(key)
+        if url is None:
+            return None
+        answer = self._lookup(url, listing=False)
+        return None if answer is None else answer == 200
+
+    def newest(self, kind: str, name: str) -> tuple[str, ...] | None:
+        """The published values from the listing extension, oldest first; None if unavailable."""
+        url = self.list_url(kind, name)
+        if url is None:
+            return None
+        answer = self._lookup(url, listing=True)
+        return answer if isinstance(answer, tuple) else None
+
+    def prefetch(self, keys: Iterable[Key]) -> None:
+        """Look up every distinct key, concurrently; answers are kept for `published()`."""
+        urls = sorted({u for u in (self.status_url(k) for k in keys) if u is not None})
+        todo = [u for u in urls if u not in self._answers]
+        if not todo:
+            return
+        if len(todo) == 1 or self.settings.workers == 1:
+            for url in todo:
+                self._lookup(url, listing=False)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(self.settings.workers, len(todo)), thread_name_prefix="planlint-registry") as pool:
+            list(pool.map(lambda u: self._lookup(u, listing=False), todo))
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    # the work ----------------------------------------------------------
+
+    def _lookup(self, url: str, *, listing: bool):
+        with self._lock:
+            if url in self._answers:
+                return self._answers[url]
+        answer = self._fetch(url, listing)
+        with self._lock:
+            self._answers.setdefault(url, answer)
+            return self._answers[url]
+
+    def _fetch(self, url: str, listing: bool):
+        if self.cache is not None:
+            hit = self.cache.get(url)
+            if hit is not None:
+                status, data = hit
+                if not listing:
+                    return status
+                return _listing(data, url) if status == 200 else "absent"
+        if self.failure is not None:
+            return None
+        from planlint.http import HttpError
+
+        try:
+            client = self._get_client()
+            with self._lock:
+                self.requests_made += 1
+            answer = client.get(url)
+        except HttpError as exc:
+            self._fail(f"{exc}")
+            return None
+        if answer.status == 404:
+            if self.cache is not None:
+                self.cache.put(url, 404)
+            return "absent" if listing else 404
+        if answer.status == 200:
+            if not listing:
+                if self.cache is not None:
+                    self.cache.put(url, 200)
+                return 200
+            values = _parse_listing(answer.body, "releases" if "/v1/datasets/" in url else "versions")
+            if values is None:
+                return "absent"  # not the extension we know: fall back to the catalog
+            if self.cache is not None:
+                self.cache.put(url, 200, list(values))
+            return values
+        if answer.status in (401, 403):
+            if self._token_missing:
+                self._fail(f"HTTP {answer.status}: ${self.settings.token_env} is not set, so no token was sent")
+            elif self._token is None:
+                self._fail(f"HTTP {answer.status}: the registry wants a token; set token_env in the registry config")
+            else:
+                self._fail(f"HTTP {answer.status}: the registry refused the token in ${self.settings.token_env}")
+            return None
+        if listing:
+            return "absent"  # the listing is an optional extension: any other answer means "not offered"
+        self._fail(f"unexpected HTTP {answer.status} (the registry answers 200 or 404)")
+        return None
+
+    def _get_client(self):
+        with self._lock:
+            if self._client is None:
+                from planlint.http import Client
+
+                s = self.settings
+                self._client = Client(
+                    timeout=s.timeout, retries=s.retries, backoff=s.backoff, max_retry_after=s.max_retry_after,
+                    token=self._token, token_origin=s.url, pool_size=s.workers,
+                )
+            return self._client
+
+    def _fail(self, reason: str) -> None:
+        with self._lock:
+            if self.failure is None:
+                self.failure = reason
+
+
+def _listing(data, url: str):
+    if isinstance(data, list) and all(isinstance(v, str) for v in data):
+        return tuple(data)
+    return "absent"
+
+
+def _parse_listing(body: bytes, key: str) -> tuple[str, ...] | None:
+    try:
+        doc = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    values = doc.get(key) if isinstance(doc, dict) else None
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        return None
+    return tuple(values)
