@@ -455,7 +455,7 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
         diffs.append(unified_diff(text, new_text, result.path))
     outcome.files.append(result.path)
     codes = {(f.code, f.yaml_path) for f in result.findings}
-    for fix in fixes:
+    for fix in sorted(fixes, key=lambda f: (reported[(f.code, yaml_path(f.route))].line, reported[(f.code, yaml_path(f.route))].column)):
         finding = reported[(fix.code, yaml_path(fix.route))]
         outcome.fixed += 1 + sum(1 for code, route in fix.also if (code, yaml_path(route)) in codes)
         verb = "fixed" if write else "would fix"

@@ -1,0 +1,168 @@
+"""`planlint --fix`: byte-for-byte against expected files, idempotent, never on broken files.
+
+Each `tests/fixtures/fix/NAME.input.yaml` is fixed with the catalog beside it
+and must then equal `NAME.expected.yaml` byte for byte (comments, quoting,
+indentation, CRLF, a missing final newline, a BOM). A case whose expected file
+equals its input has no certain fix.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, write
+
+FIX = FIXTURES / "fix"
+CASES = sorted(p.name[: -len(".input.yaml")] for p in FIX.glob("*.input.yaml"))
+
+
+def _project(tmp_path: Path, *names: str) -> Path:
+    shutil.copy(FIX / "catalog.yaml", tmp_path / "catalog.yaml")
+    (tmp_path / ".planlint.yaml").write_text("catalog: catalog.yaml\n", encoding="utf-8")
+    (tmp_path / "plans").mkdir()
+    for name in names:
+        shutil.copy(FIX / f"{name}.input.yaml", tmp_path / "plans" / f"{name}.yaml")
+    return tmp_path
+
+
+def test_every_case_has_an_expected_file():
+    assert CASES, "no fixtures"
+    for name in CASES:
+        assert (FIX / f"{name}.expected.yaml").is_file(), name
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_fix_gives_the_expected_bytes(name, tmp_path, planlint):
+    project = _project(tmp_path, name)
+    plan = project / "plans" / f"{name}.yaml"
+    expected = (FIX / f"{name}.expected.yaml").read_bytes()
+    result = planlint("--fix", "--format", "json", f"plans/{name}.yaml", cwd=project)
+    assert result.status in (0, 1), result
+    assert plan.read_bytes() == expected
+    changed = expected != (FIX / f"{name}.input.yaml").read_bytes()
+    assert ("Fixed" in result.err) == changed, result.err
+    # What is left is what the linter reports now: the fixed codes are gone.
+    remaining = {(f["code"], f["yaml_path"]) for f in result.json["findings"]}
+    after = planlint("--format", "json", f"plans/{name}.yaml", cwd=project)
+    assert {(f["code"], f["yaml_path"]) for f in after.json["findings"]} == remaining
+    assert result.status == after.status
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_fix_is_idempotent(name, tmp_path, planlint):
+    project = _project(tmp_path, name)
+    plan = project / "plans" / f"{name}.yaml"
+    planlint("--fix", "plans/", cwd=project)
+    once = plan.read_bytes()
+    result = planlint("--fix", "plans/", cwd=project)
+    assert plan.read_bytes() == once
+    assert "Nothing to fix." in result.err
+
+
+@pytest.mark.parametrize("name", [c for c in CASES if (FIX / f"{c}.expected.yaml").read_bytes() != (FIX / f"{c}.input.yaml").read_bytes()])
+def test_fix_diff_prints_a_patch_and_writes_nothing(name, tmp_path, planlint):
+    project = _project(tmp_path, name)
+    plan = project / "plans" / f"{name}.yaml"
+    before = plan.read_bytes()
+    result = planlint("--fix", "--diff", "plans/", cwd=project)
+    assert result.status == 1, result  # like ruff --diff: 1 when there is something to change
+    assert plan.read_bytes() == before
+    assert result.out.startswith(f"--- a/plans/{name}.yaml\n+++ b/plans/{name}.yaml\n@@ ")
+    assert "Would fix" in result.err
+    # The diff is exact: applying it gives the expected file.
+    (project / "fix.patch").write_bytes(result.out.encode("utf-8"))
+    subprocess.run(["git", "apply", "--whitespace=nowarn", "fix.patch"], cwd=project, check=True, capture_output=True)
+    assert plan.read_bytes() == (FIX / f"{name}.expected.yaml").read_bytes()
+
+
+def test_fix_diff_with_nothing_to_fix_is_silent_and_passes(tmp_path, planlint):
+    project = _project(tmp_path, "uncertain")
+    result = planlint("--fix", "--diff", "plans/", cwd=project)
+    assert result.status == 0 and result.out == ""
+    assert "No fixes available." in result.err
+
+
+def test_diff_without_fix_is_a_usage_error(tmp_path, planlint):
+    project = _project(tmp_path, "flow")
+    result = planlint("--diff", "plans/", cwd=project)
+    assert result.status == 2 and "--fix --diff" in result.err
+
+
+def test_exit_status_reflects_what_remains(tmp_path, planlint):
+    project = _project(tmp_path, "flow")
+    before = planlint("plans/", cwd=project)
+    assert before.status == 1
+    fixed = planlint("--fix", "plans/", cwd=project)
+    assert fixed.status == 0, fixed
+    assert "Fixed 4 findings in 1 file." in fixed.err  # PL102, PL302, PL502 and the missing currency (PL503)
+    assert "0 errors" in fixed.out
+
+
+def test_fix_reports_each_fix_and_counts_the_currency_it_added(tmp_path, planlint):
+    project = _project(tmp_path, "commented")
+    result = planlint("--fix", "plans/", cwd=project)
+    assert "plans/commented.yaml:21:12: fixed PL102: dataset.release 'latest' -> '2026.11.03' (newest published in catalog.yaml)" in result.err
+    assert "fixed PL502: budget.max_spend '$250' -> 250, added budget.currency: USD" in result.err
+    # PL102 + PL502 + the PL503 (currency missing) that the added currency resolves.
+    assert "Fixed 3 findings in 1 file." in result.err
+
+
+def test_repinned_grader_leaves_the_baseline_and_pl306_says_why(tmp_path, planlint):
+    project = _project(tmp_path)
+    text = (FIXTURES / "reference_plan.yaml").read_text(encoding="utf-8")
+    text = text.replace("    version: 1.4.2\n", "    version: latest\n").replace("grader_versions: {db-state: 1.4.2,", "grader_versions: {db-state: latest,")
+    plan = write(project / "plans" / "p.yaml", text)
+    assert planlint("--format", "json", "plans/", cwd=project).json["findings"][0]["code"] == "PL302"
+    result = planlint("--fix", "--format", "json", "plans/", cwd=project)
+    assert result.status == 1
+    [finding] = result.json["findings"]
+    assert finding["code"] == "PL306" and finding["yaml_path"] == "baseline.grader_versions.db-state"
+    assert "--fix just pinned 'db-state' from 'latest' to '2.0.0'" in finding["message"]
+    assert "re-baselining is a human decision" in finding["message"]
+    fixed = plan.read_text(encoding="utf-8")
+    assert "    version: 2.0.0\n" in fixed and "grader_versions: {db-state: latest," in fixed
+
+
+def test_syntax_errors_and_non_plans_are_never_touched(tmp_path, planlint):
+    project = _project(tmp_path)
+    broken = write(project / "plans" / "broken.yaml", "apiVersion: planlint/v1\nkind: ExperimentPlan\ndataset:\n  name: retail-refunds\n  release: latest\nbudget: {max_spend: \"$250\"\n")
+    other = write(project / "plans" / "other.yaml", "dataset:\n  name: retail-refunds\n  release: latest\nbudget:\n  max_spend: \"$250\"\n")
+    before = (broken.read_bytes(), other.read_bytes())
+    result = planlint("--fix", "--format", "json", "plans/broken.yaml", "plans/other.yaml", cwd=project)
+    assert (broken.read_bytes(), other.read_bytes()) == before
+    assert result.status == 1
+    assert {f["code"] for f in result.json["findings"]} == {"PL001", "PL004"}
+    assert "Nothing to fix." in result.err
+
+
+def test_fix_without_catalog_pins_nothing_but_still_fixes_the_budget(tmp_path, planlint):
+    (tmp_path / "plans").mkdir()
+    shutil.copy(FIX / "commented.input.yaml", tmp_path / "plans" / "p.yaml")
+    result = planlint("--fix", "--format", "json", "plans/", cwd=tmp_path)
+    text = (tmp_path / "plans" / "p.yaml").read_text(encoding="utf-8")
+    assert "  release: latest" in text and "  max_spend: 250" in text and "  currency: USD\n" in text
+    assert [f["code"] for f in result.json["findings"]] == ["PL102"]
+
+
+def test_fix_only_fixes_selected_rules(tmp_path, planlint):
+    project = _project(tmp_path, "commented")
+    result = planlint("--fix", "--ignore", "PL5", "plans/", cwd=project)
+    text = (project / "plans" / "commented.yaml").read_text(encoding="utf-8")
+    assert "release: 2026.11.03" in text and 'max_spend: "$250"' in text
+    assert "Fixed 1 finding in 1 file." in result.err
+
+
+def test_fix_keeps_file_mode_and_writes_through_symlinks(tmp_path, planlint):
+    project = _project(tmp_path, "flow")
+    real = project / "plans" / "flow.yaml"
+    real.chmod(0o640)
+    link = project / "link.yaml"
+    link.symlink_to(real)
+    planlint("--fix", "link.yaml", cwd=project)
+    assert link.is_symlink()
+    assert real.read_bytes() == (FIX / "flow.expected.yaml").read_bytes()
+    assert real.stat().st_mode & 0o777 == 0o640
