@@ -156,6 +156,10 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
         except ValueError as exc:
             raise PublicationsError(f"registry: {exc}") from None
         if online or settings.online:
+            import importlib.util
+
+            if importlib.util.find_spec("requests") is None:
+                raise PublicationsError("checking against the registry needs the requests package: pip install 'planlint[http]'")
             cache = None
             if use_cache:
                 directory = Path(cache_dir) if cache_dir else Path(config.cache_dir) if config.cache_dir else Path(config.root) / ".planlint_cache"
