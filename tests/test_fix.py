@@ -8,6 +8,7 @@ equals its input has no certain fix.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -166,3 +167,70 @@ def test_fix_keeps_file_mode_and_writes_through_symlinks(tmp_path, planlint):
     assert link.is_symlink()
     assert real.read_bytes() == (FIX / "flow.expected.yaml").read_bytes()
     assert real.stat().st_mode & 0o777 == 0o640
+
+
+def test_fixable_flags_match_what_fix_can_do(planlint):
+    from planlint.fixes import FIXABLE
+    from planlint.rules import RULES
+
+    assert {code for code, rule in RULES.items() if rule.fixable} == set(FIXABLE)
+    rows = json.loads(planlint("rules", "--format", "json").out)
+    assert {r["code"] for r in rows if r["fixable"]} == set(FIXABLE)
+    for code in FIXABLE:
+        assert "fixable with --fix" in planlint("explain", code).out
+
+
+@pytest.mark.parametrize(
+    "text, parsed",
+    [
+        ("$250", ("250", "USD")),
+        ("$ 250.50", ("250.50", "USD")),
+        ("$1,250", ("1250", "USD")),
+        ("250 USD", ("250", "USD")),
+        ("250usd", ("250", "USD")),
+        ("EUR 900", ("900", "EUR")),
+        (" 250 ", ("250", None)),
+        ("1,250 USD", ("1250", "USD")),
+        # not certain, so not fixed
+        ("1,250 EUR", None),  # 1.25 or 1250?
+        ("$1,25", None),
+        ("$0", None),
+        ("0250", None),
+        ("250 dollars", None),
+        ("250 XYZ", None),
+        ("about 250", None),
+        ("€250", None),
+        ("-250", None),
+        ("$250-300", None),
+    ],
+)
+def test_parse_spend(text, parsed):
+    from planlint.fixes import parse_spend
+
+    assert parse_spend(text) == parsed
+
+
+@pytest.mark.parametrize(
+    "value, published, newest",
+    [
+        ("latest", ("1.0", "1.1", "2.0"), "2.0"),
+        ("LATEST", ("1.0",), "1.0"),
+        ("current", ("1.0", "1.1"), "1.1"),
+        ("*", ("1.0", "1.1"), "1.1"),
+        ("1.x", ("1.0", "1.1", "2.0"), "1.1"),
+        ("1.X.x", ("1.0.1", "1.2.0", "2.0.0"), "1.2.0"),
+        ("1.4.*", ("1.4.1", "1.4.2", "1.5.0"), "1.4.2"),
+        ("3.x", ("1.0", "2.0"), None),
+        ("latest", (), None),
+        ("latest", ("1.0", "nightly"), "1.0"),  # a listed value that is itself floating is skipped
+        ("stable", ("1.0",), None),
+        ("^1.4", ("1.4.2",), None),
+        ("x.1", ("1.1",), None),
+        ("", ("1.0",), None),
+        (None, ("1.0",), None),
+    ],
+)
+def test_newest_matching(value, published, newest):
+    from planlint.fixes import newest_matching
+
+    assert newest_matching(value, published) == newest

@@ -393,3 +393,15 @@ def test_online_without_a_registry_is_a_usage_error(tmp_path, planlint):
     write(tmp_path / "plans" / "a.yaml", _plan("a"))
     result = planlint("--online", "plans/", cwd=tmp_path)
     assert result.status == 2 and "--online needs a registry" in result.err
+
+
+def test_retry_after_header_forms():
+    from email.utils import formatdate
+
+    from planlint.http import retry_after
+
+    assert retry_after("7") == 7.0
+    assert retry_after(None) is None and retry_after("soon") is None and retry_after("-1") is None
+    now = time.time()
+    assert 55 <= retry_after(formatdate(now + 60, usegmt=True), now=now) <= 60
+    assert retry_after(formatdate(now - 60, usegmt=True), now=now) == 0.0

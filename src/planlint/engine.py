@@ -202,7 +202,8 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
         from planlint.schema import schema_problems
 
         raw.extend(("PL003", p) for p in schema_problems(data))
-    ctx = PlanContext(data=data, path=display, config=config, extras=extras or {})
+    # A copy per file: the run's services are shared, "file" is this file's own.
+    ctx = PlanContext(data=data, path=display, config=config, extras=dict(extras or {}))
     ctx.extras.setdefault("file", path)
     for rule in PLAN_RULES:
         if config.enabled(rule.code):

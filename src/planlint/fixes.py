@@ -197,18 +197,22 @@ def parse_spend(value: str) -> tuple[str, str | None] | None:
 
 
 class _Plan:
-    """One plan's text, data and positions, as the fixes see them."""
+    """One plan's text, data and positions, and the findings to fix, as the fixes see them."""
 
-    def __init__(self, text: str, data: dict, positions: Positions) -> None:
+    def __init__(self, text: str, data: dict, positions: Positions, wanted: set[tuple[str, str]] | None) -> None:
         self.text, self.data, self.positions = text, data, positions
         self.starts = line_starts(text)
+        self.wanted = wanted
+
+    def wants(self, code: str, route: Route) -> bool:
+        return self.wanted is None or (code, yaml_path(route)) in self.wanted
 
     def site(self, route: Route, value: Any) -> _Site | None:
         return _scalar_site(self.text, self.starts, self.positions, route, value)
 
 
 def _pin_newest(plan: _Plan, publications, code: str, kind: str, route: Route, name: Any, value: Any) -> Fix | None:
-    if publications is None or not isinstance(name, str):
+    if publications is None or not isinstance(name, str) or not plan.wants(code, route) or floating_reason(value) is None:
         return None
     published, source = publications.published_values(kind, name)
     new = newest_matching(value, published)
@@ -247,8 +251,10 @@ def _spend_fix(plan: _Plan) -> Iterator[Fix]:
     if not isinstance(budget, dict) or not isinstance(budget.get("max_spend"), str):
         return
     value = budget["max_spend"]
-    parsed = parse_spend(value)
     route = ("budget", "max_spend")
+    if not plan.wants("PL502", route):
+        return
+    parsed = parse_spend(value)
     site = plan.site(route, value)
     if parsed is None or site is None:
         return
@@ -310,13 +316,14 @@ def _currency_fix(plan: _Plan) -> Iterator[Fix]:
         return
     route = ("budget", "currency")
     site = plan.site(route, value)
-    if site is None:
+    if site is None or not plan.wants("PL503", route):
         return
     yield Fix("PL503", route, [Edit(site.start, site.end, _render(upper, site.style))], [(route, upper)], f"budget.currency {show(value)} -> {upper}")
 
 
-def candidate_fixes(text: str, data: dict, positions: Positions, publications) -> list[Fix]:
-    plan = _Plan(text, data, positions)
+def candidate_fixes(text: str, data: dict, positions: Positions, publications, wanted: set[tuple[str, str]] | None = None) -> list[Fix]:
+    """The certain fixes for this plan; only for `wanted` (code, yaml_path) findings when given."""
+    plan = _Plan(text, data, positions, wanted)
     return [*_release_fix(plan, publications), *_grader_fixes(plan, publications), *_spend_fix(plan), *_currency_fix(plan)]
 
 
@@ -403,7 +410,7 @@ def fix_paths(paths, config, extras: dict, *, write: bool = True) -> FixOutcome:
 
     results = []
     for display, path, explicit in discover(paths, config):
-        result = lint_file(display, path, explicit, config, dict(extras))
+        result = lint_file(display, path, explicit, config, extras)
         if result is not None:
             results.append((result, path))
     finish([r for r, _ in results], config)
@@ -435,8 +442,7 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
     original = load_text(text, limits)
     if original.fatal or not isinstance(original.data, dict):
         return
-    fixes = [f for f in candidate_fixes(text, original.data, original.positions, publications) if (f.code, yaml_path(f.route)) in reported]
-    fixes = _non_overlapping(fixes)
+    fixes = _non_overlapping(candidate_fixes(text, original.data, original.positions, publications, set(reported)))
     if not fixes:
         return
     new_text = apply_edits(text, [e for f in fixes for e in f.edits])

@@ -192,7 +192,6 @@ class Registry:
         self.settings = settings
         self.cache = cache
         self.failure: str | None = None
-        self.requests_made = 0
         self._answers: dict[str, object] = {}
         self._lock = threading.Lock()
         self._client = None
@@ -287,10 +286,7 @@ class Registry:
         from planlint.http import HttpError
 
         try:
-            client = self._get_client()
-            with self._lock:
-                self.requests_made += 1
-            answer = client.get(url)
+            answer = self._get_client().get(url)
         except HttpError as exc:
             self._fail(f"{exc}")
             return None

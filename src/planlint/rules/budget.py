@@ -51,7 +51,10 @@ def max_spend_invalid(ctx: PlanContext) -> Iterator[Problem]:
 
     A cap written as a string (`"$250"`, `"250 USD"`) is not a cap a tool can
     enforce, and zero or a negative number is no budget at all. Write the
-    amount as a number and the currency in `budget.currency`.
+    amount as a number and the currency in `budget.currency`. `planlint --fix`
+    rewrites `"$250"`, `"250 USD"` or `"250"` as `250` and adds
+    `currency: USD` when the plan has none; when the string's currency and
+    `budget.currency` disagree it leaves the choice to you.
 
     Example (fails):
         budget:
@@ -77,7 +80,9 @@ def currency_invalid(ctx: PlanContext) -> Iterator[Problem]:
     """`budget.currency` is absent or not a 3-letter ISO 4217 code.
 
     A spend cap means nothing without its unit, and caps in different
-    currencies are compared through their ISO codes.
+    currencies are compared through their ISO codes. `planlint --fix` writes a
+    code given in lower case (`usd`) in capitals; a missing currency is added
+    only when `max_spend` itself names it (`"$250"`).
 
     Example (fails):
         budget:
