@@ -234,3 +234,20 @@ def test_newest_matching(value, published, newest):
     from planlint.fixes import newest_matching
 
     assert newest_matching(value, published) == newest
+
+
+def test_diff_near_a_byte_order_mark_applies(tmp_path, planlint):
+    project = _project(tmp_path)
+    plan = project / "plans" / "p.yaml"
+    plan.write_bytes(b"\xef\xbb\xbfapiVersion: planlint/v1\nkind: ExperimentPlan\nbudget: {currency: usd, max_spend: 250}\n")
+    result = planlint("--fix", "--diff", "plans/p.yaml", cwd=project)
+    (project / "fix.patch").write_bytes(result.out.encode("utf-8"))
+    subprocess.run(["git", "apply", "fix.patch"], cwd=project, check=True, capture_output=True)
+    assert plan.read_bytes() == b"\xef\xbb\xbfapiVersion: planlint/v1\nkind: ExperimentPlan\nbudget: {currency: USD, max_spend: 250}\n"
+
+
+def test_diff_escapes_bidi_and_format_characters_from_the_plan(tmp_path, planlint):
+    project = _project(tmp_path)
+    write(project / "plans" / "p.yaml", 'apiVersion: planlint/v1\nkind: ExperimentPlan\nbudget: {currency: usd, max_spend: 250}  # \u202egnp.exe\n')
+    result = planlint("--fix", "--diff", "plans/p.yaml", cwd=project)
+    assert "\u202e" not in result.out and "\\u202egnp.exe" in result.out

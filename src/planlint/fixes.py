@@ -458,7 +458,8 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
             outcome.notes.append(f"{result.path}: not fixed: cannot write it ({exc.strerror or type(exc).__name__})")
             return
     else:
-        diffs.append(unified_diff(text, new_text, result.path))
+        bom = "\ufeff" if raw.startswith(_BOM) else ""  # part of line 1, so the patch applies
+        diffs.append(unified_diff(bom + text, bom + new_text, result.path))
     outcome.files.append(result.path)
     codes = {(f.code, f.yaml_path) for f in result.findings}
     for fix in sorted(fixes, key=lambda f: (reported[(f.code, yaml_path(f.route))].line, reported[(f.code, yaml_path(f.route))].column)):
@@ -499,7 +500,8 @@ def unified_diff(old: str, new: str, display: str) -> str:
     for line in difflib.unified_diff(_lines(old), _lines(new), f"a/{display}", f"b/{display}"):
         body = line.rstrip("\r\n")
         ending = line[len(body):]
-        if sanitize(body.replace("\t", " ")) != body.replace("\t", " "):
+        plain = body.replace("\t", " ").replace("\ufeff", "", 1 if body[1:2] == "\ufeff" else 0)
+        if sanitize(plain) != plain:
             body = sanitize(body)  # plan content must not reach a terminal as control characters
         out.append(body + (ending if ending else "\n\\ No newline at end of file\n"))
     return "".join(out)
