@@ -251,3 +251,12 @@ def test_diff_escapes_bidi_and_format_characters_from_the_plan(tmp_path, planlin
     write(project / "plans" / "p.yaml", 'apiVersion: planlint/v1\nkind: ExperimentPlan\nbudget: {currency: usd, max_spend: 250}  # \u202egnp.exe\n')
     result = planlint("--fix", "--diff", "plans/p.yaml", cwd=project)
     assert "\u202e" not in result.out and "\\u202egnp.exe" in result.out
+
+
+def test_a_file_with_a_duplicate_key_is_not_touched(tmp_path, planlint):
+    project = _project(tmp_path)
+    text = (FIX / "flow.input.yaml").read_text(encoding="utf-8").replace("release: latest,", "release: latest, release: latest,")
+    plan = write(project / "plans" / "dup.yaml", text)
+    result = planlint("--fix", "plans/", cwd=project)
+    assert plan.read_text(encoding="utf-8") == text
+    assert "plans/dup.yaml: not fixed: it repeats a key (PL002); remove the duplicate first" in result.err

@@ -19,8 +19,8 @@ fixed, and only where the right answer is certain:
   currency that disagrees with the string means no fix.
 * PL503: a currency code in the wrong case (`usd`) becomes `USD`.
 
-Files with a syntax error, unreadable files and files that are not plans are
-never touched.
+Files with a syntax error or a duplicate key, unreadable files and files that
+are not plans are never touched.
 """
 
 from __future__ import annotations
@@ -441,6 +441,9 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
         return
     original = load_text(text, limits)
     if original.fatal or not isinstance(original.data, dict):
+        return
+    if original.problems:  # PL002: other YAML tools keep the *last* duplicate, so no edit is certain
+        outcome.notes.append(f"{result.path}: not fixed: it repeats a key (PL002); remove the duplicate first")
         return
     fixes = _non_overlapping(candidate_fixes(text, original.data, original.positions, publications, set(reported)))
     if not fixes:
