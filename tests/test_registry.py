@@ -405,3 +405,14 @@ def test_retry_after_header_forms():
     now = time.time()
     assert 55 <= retry_after(formatdate(now + 60, usegmt=True), now=now) <= 60
     assert retry_after(formatdate(now - 60, usegmt=True), now=now) == 0.0
+
+
+def test_fix_writes_nothing_when_the_registry_fails_and_on_error_is_fail(registry, tmp_path, planlint):
+    registry.script["/v1/datasets/retail-refunds/releases"] = [Reply(503)] * 3
+    catalog = 'datasets: {retail-refunds: {releases: ["2026.10.01", "2026.11.03"]}}\n'
+    root = project(tmp_path, registry.url, catalog=catalog, on_error="fail")
+    plan = write(root / "plans" / "a.yaml", _plan("a", "latest"))
+    before = plan.read_bytes()
+    result = planlint("--online", "--fix", "plans/", cwd=root)
+    assert result.status == 2 and "HTTP 503 (after 3 attempts)" in result.err
+    assert plan.read_bytes() == before

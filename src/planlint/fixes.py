@@ -451,6 +451,8 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
     new_text = apply_edits(text, [e for f in fixes for e in f.edits])
     if new_text == text:
         return
+    if publications is not None and publications.fatal():
+        return  # the registry failed with on_error: fail; the CLI exits 2 and nothing is written
     if not verified(original, new_text, fixes, limits):
         outcome.notes.append(f"{result.path}: not fixed: the edited file did not read back as intended, so it was left as it was (please report this)")
         return
