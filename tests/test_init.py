@@ -68,6 +68,6 @@ def test_dir_chooses_another_directory(tmp_path, planlint):
 
 
 def test_unknown_method_is_a_usage_error(tmp_path, planlint):
-    with pytest.raises(SystemExit) as exit_info:
-        planlint("init", "--method", "dpo", cwd=tmp_path)
-    assert exit_info.value.code == 2
+    result = planlint("init", "--method", "dpo", cwd=tmp_path)
+    assert result.status == 2 and "invalid choice: 'dpo'" in result.err
+    assert not (tmp_path / "plans").exists()

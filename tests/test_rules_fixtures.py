@@ -2,7 +2,8 @@
 
 A marker names the codes expected on its line; every finding must be expected
 and every expectation found, so each fixture also shows the other rules staying
-quiet. `# fixture-config: {...}` on the first line gives the run a config.
+quiet. `# fixture-config: {...}` on the first line gives the run a config;
+`# fixture-catalog: FILE` (relative to the fixture) a catalog for PL105/PL106.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ def test_fixture_findings(fixture: Path, tmp_path, planlint):
     config = re.match(r"#\s*fixture-config:\s*(.*)", text)
     if config:
         (tmp_path / ".planlint.yaml").write_text(config.group(1) + "\n", encoding="utf-8")
+    catalog = re.match(r"#\s*fixture-catalog:\s*(\S+)", text)
+    if catalog:  # PL105/PL106: the catalog the run checks against
+        shutil.copy(fixture.parent / catalog.group(1), tmp_path / "catalog.yaml")
+        (tmp_path / ".planlint.yaml").write_text("catalog: catalog.yaml\n", encoding="utf-8")
     shutil.copy(fixture, tmp_path / fixture.name)
     result = planlint("--format", "json", fixture.name, cwd=tmp_path)
     assert result.status in (0, 1), result
