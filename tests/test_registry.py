@@ -416,3 +416,13 @@ def test_fix_writes_nothing_when_the_registry_fails_and_on_error_is_fail(registr
     result = planlint("--online", "--fix", "plans/", cwd=root)
     assert result.status == 2 and "HTTP 503 (after 3 attempts)" in result.err
     assert plan.read_bytes() == before
+
+
+def test_an_unwritable_cache_is_one_warning_and_the_run_goes_on(registry, tmp_path, planlint):
+    root = project(tmp_path, registry.url)
+    write(root / "plans" / "a.yaml", _plan("a"))
+    write(root / "not-a-dir", "a file where the cache directory should be\n")
+    result = planlint("--online", "--cache-dir", "not-a-dir", "plans/", cwd=root)
+    assert result.status == 0
+    assert result.err.count("planlint: warning:") == 1
+    assert "cannot write the cache in not-a-dir" in result.err and "answers were not saved" in result.err
