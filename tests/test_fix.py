@@ -260,3 +260,12 @@ def test_a_file_with_a_duplicate_key_is_not_touched(tmp_path, planlint):
     result = planlint("--fix", "plans/", cwd=project)
     assert plan.read_text(encoding="utf-8") == text
     assert "plans/dup.yaml: not fixed: it repeats a key (PL002); remove the duplicate first" in result.err
+
+
+@pytest.mark.parametrize("flag", [["--diff-base", "main"], ["--write-baseline", "accepted.json"]])
+def test_fix_does_not_combine_with_diff_mode_or_writing_a_baseline(flag, tmp_path, planlint):
+    project = _project(tmp_path, "flow")
+    before = (project / "plans" / "flow.yaml").read_bytes()
+    result = planlint("--fix", *flag, "plans/", cwd=project)
+    assert result.status == 2 and "cannot be combined with --diff-base or --write-baseline" in result.err
+    assert (project / "plans" / "flow.yaml").read_bytes() == before
