@@ -91,7 +91,16 @@ def format_json(report: Report, **_: object) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
+from planlint.formats.github import format_github  # noqa: E402 - the table lives here, the formats beside it
+from planlint.formats.junit import format_junit  # noqa: E402
+from planlint.formats.markdown import format_markdown  # noqa: E402
+from planlint.formats.sarif import format_sarif  # noqa: E402
+
 REPORTERS: dict[str, Callable[..., str]] = {
     "text": format_text,
     "json": format_json,
+    "github": format_github,
+    "sarif": format_sarif,
+    "junit": format_junit,
+    "markdown": format_markdown,
 }
