@@ -195,6 +195,9 @@ def _write(output: str | None, text: str) -> None:
         sys.stdout.flush()
         return
     try:
+        parent = os.path.dirname(output)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
         with open(output, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
     except OSError as exc:
