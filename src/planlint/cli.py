@@ -172,15 +172,13 @@ def _outputs(values: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
 
 def _write_summary(args: argparse.Namespace, report) -> None:
     """The Markdown summary: --summary FILE (overwritten), or appended to the job summary under Actions."""
-    if args.no_summary:
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if os.environ.get("GITHUB_ACTIONS") == "true" else None
+    if args.no_summary or not (args.summary or step_summary):
         return
     from planlint.formats.markdown import render
 
     if args.summary:
         _write(args.summary, render(report))
-        return
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if os.environ.get("GITHUB_ACTIONS") != "true" or not step_summary:
         return
     try:
         with open(step_summary, "a", encoding="utf-8", newline="\n") as fh:

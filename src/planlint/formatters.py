@@ -91,16 +91,23 @@ def format_json(report: Report, **_: object) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
-from planlint.formats.github import format_github  # noqa: E402 - the table lives here, the formats beside it
-from planlint.formats.junit import format_junit  # noqa: E402
-from planlint.formats.markdown import format_markdown  # noqa: E402
-from planlint.formats.sarif import format_sarif  # noqa: E402
+def _lazy(module: str, function: str) -> Callable[..., str]:
+    """A format from planlint.formats, imported when used: a text run never pays for SARIF."""
+
+    def reporter(report: Report, **options: object) -> str:
+        from importlib import import_module
+
+        return getattr(import_module(f"planlint.formats.{module}"), function)(report, **options)
+
+    reporter.__name__ = function
+    return reporter
+
 
 REPORTERS: dict[str, Callable[..., str]] = {
     "text": format_text,
     "json": format_json,
-    "github": format_github,
-    "sarif": format_sarif,
-    "junit": format_junit,
-    "markdown": format_markdown,
+    "github": _lazy("github", "format_github"),
+    "sarif": _lazy("sarif", "format_sarif"),
+    "junit": _lazy("junit", "format_junit"),
+    "markdown": _lazy("markdown", "format_markdown"),
 }

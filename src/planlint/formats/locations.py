@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
-from urllib.parse import quote
 
 
 @lru_cache(maxsize=8)
@@ -66,5 +65,7 @@ def blob_base(env: dict | None = None) -> str | None:
 
 
 def line_link(base: str, rel_path: str, line: int, end_line: int) -> str:
+    from urllib.parse import quote
+
     anchor = f"#L{line}" if end_line <= line else f"#L{line}-L{end_line}"
     return base + quote(rel_path, safe="/") + anchor
