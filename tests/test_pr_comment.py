@@ -264,3 +264,20 @@ def test_pagination_links_to_another_host_are_refused(github):
         with pytest.raises(GitHubError, match="refusing to send the token"):
             next(pages)
         assert other.requests == []
+
+
+def test_retry_after_as_an_http_date(github):
+    from email.utils import formatdate
+
+    github.fail("GET", 503, headers={"Retry-After": formatdate(time.time() + 1, usegmt=True)})
+    logs: list[str] = []
+    assert list(client(github, logs).issue_comments("acme/plans", 7)) == []
+    assert len(github.requests) == 2 and "server error 503; retrying in" in logs[0]
+
+
+def test_a_server_that_echoes_the_token_is_scrubbed(github):
+    github.fail("GET", 400, body={"message": f"token {TOKEN} is not allowed here"})
+    with pytest.raises(GitHubError) as info:
+        list(client(github).issue_comments("acme/plans", 7))
+    assert "token *** is not allowed here" in str(info.value)
+    assert_no_token("".join(traceback.format_exception(info.value)))

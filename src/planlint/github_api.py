@@ -17,7 +17,7 @@ from planlint.http import (
     BearerAuth,
     HTTPError,
     RetryPolicy,
-    _stderr,
+    log_to_stderr,
     describe,
     make_session,
     origin,
@@ -42,7 +42,7 @@ class GitHub:
         *,
         timeout: tuple[float, float] = DEFAULT_TIMEOUT,
         policy: RetryPolicy = RetryPolicy(),
-        log: Callable[[str], None] = _stderr,
+        log: Callable[[str], None] = log_to_stderr,
     ) -> None:
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:

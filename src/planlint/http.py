@@ -126,7 +126,7 @@ def _rate_limited(response) -> bool:
         return False
 
 
-def _stderr(message: str) -> None:
+def log_to_stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
@@ -144,7 +144,7 @@ def request_with_retries(
     idempotent: bool | None = None,
     secrets: Iterable[str] = (),
     sleep: Callable[[float], None] = time.sleep,
-    log: Callable[[str], None] = _stderr,
+    log: Callable[[str], None] = log_to_stderr,
     label: str = "HTTP",
 ):
     """Send one request, retrying what is safe to retry. Returns the final response.
