@@ -342,3 +342,29 @@ def test_skip_non_plans_treats_named_files_like_discovered_ones(planlint, tmp_pa
     skipping = planlint("--format", "json", "--skip-non-plans", *named, cwd=repo).json
     assert sorted(f["code"] for f in skipping["findings"]) == ["PL001", "PL102"]  # a broken plan still counts
     assert skipping["files"] == 2
+
+
+def _diff_mode() -> bool:
+    from planlint.cli import _lint_parser
+
+    return "--diff-base" in _lint_parser().format_help()
+
+
+@pytest.mark.skipif(not _diff_mode(), reason="--diff-base (branch diff-mode) is not merged into this branch yet")
+def test_every_format_copes_with_a_deleted_plan(planlint, tmp_path, sarif_validator):
+    from action_harness import git
+
+    repo = plan_repo(tmp_path, {"a.yaml": REFERENCE.replace("status: approved", "status: running")})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "plans" / "a.yaml").unlink()
+    outputs = ["--output", "sarif=r.sarif", "--output", "junit=r.xml", "--output", "markdown=r.md", "--output", "json=r.json"]
+    result = planlint("--diff-base", "HEAD", "--format", "github", *outputs, cwd=repo)
+    assert result.status == 1, result
+    assert result.out.startswith("::error file=plans/a.yaml,line=1,col=1,") and "PL704" in result.out
+    sarif = json.loads((repo / "r.sarif").read_text(encoding="utf-8"))
+    sarif_validator.validate(sarif)
+    assert sarif["runs"][0]["results"][0]["ruleId"] == "PL704"
+    assert [c.get("name") for c in ET.parse(repo / "r.xml").getroot().iter("testcase")] == ["plans/a.yaml"]
+    assert "| plans/a.yaml:1 | PL704 active-plan-removed |" in (repo / "r.md").read_text(encoding="utf-8")
+    assert json.loads((repo / "r.json").read_text(encoding="utf-8"))["findings"][0]["code"] == "PL704"

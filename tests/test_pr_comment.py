@@ -281,3 +281,15 @@ def test_a_server_that_echoes_the_token_is_scrubbed(github):
         list(client(github).issue_comments("acme/plans", 7))
     assert "token *** is not allowed here" in str(info.value)
     assert_no_token("".join(traceback.format_exception(info.value)))
+
+
+def test_a_refused_create_is_retried(github):
+    """A refused connection never reached the server, so even a POST may be tried again."""
+    from planlint.http import request_with_retries, make_session
+
+    url = github.url
+    github.__exit__()
+    logs: list[str] = []
+    with pytest.raises(HTTPError) as info:
+        request_with_retries(make_session(), "POST", f"{url}/x", json={}, policy=FAST, timeout=(1.0, 1.0), log=logs.append)
+    assert len(logs) == FAST.attempts - 1 and not info.value.ambiguous

@@ -201,11 +201,12 @@ def request_with_retries(
                 continue
             raise fail(f"{what}: no answer within {timeout[1]:g}s", ambiguous=not idempotent) from None
         except requests.exceptions.ConnectionError as exc:
-            # Refused or reset: a refused connection never reached the server, but a
-            # reset may come after it acted, so only idempotent requests retry.
-            if idempotent and plan_wait(backoff(), f"{what}: connection failed"):
+            # A refused connection never reached the server: safe to retry. A reset
+            # may come after the server acted, so only idempotent requests retry then.
+            unsent = _never_sent(exc)
+            if (idempotent or unsent) and plan_wait(backoff(), f"{what}: connection failed"):
                 continue
-            raise fail(f"{what}: connection failed ({_reason(exc)})", ambiguous=not idempotent) from None
+            raise fail(f"{what}: connection failed ({_reason(exc)})", ambiguous=not (idempotent or unsent)) from None
         except requests.exceptions.RequestException as exc:
             raise fail(f"{what}: {type(exc).__name__}") from None
 
@@ -238,6 +239,15 @@ def request_with_retries(
                 continue
             raise fail(f"{what}: server error {status} after {attempt} attempts", status=status)
         return response
+
+
+def _never_sent(exc: Exception) -> bool:
+    """Did the connection fail before the request was sent (refused, unresolvable host)?"""
+    from urllib3.exceptions import NewConnectionError
+
+    args = getattr(exc, "args", ())
+    inner = getattr(args[0], "reason", None) if args else None
+    return isinstance(inner, NewConnectionError)
 
 
 def _reason(exc: Exception) -> str:
