@@ -110,15 +110,6 @@ def test_inputs_reach_scripts_only_through_env_and_uses_are_pinned():
 # --------------------------------------------------------------------------- the harness
 
 
-def diff_mode_available() -> bool:
-    from planlint.cli import _lint_parser
-
-    return "--diff-base" in _lint_parser().format_help()
-
-
-needs_diff_mode = pytest.mark.skipif(not diff_mode_available(), reason="--diff-base (branch diff-mode) is not merged into this branch yet")
-
-
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory):
     """The action as the runner downloads it, and a RUNNER_TEMP shared by the runs (planlint installed once)."""
@@ -225,7 +216,6 @@ def test_missing_base_commit_is_explained(runner, tmp_path):
 
 @pytest.mark.integration
 @pytest.mark.slow
-@needs_diff_mode
 def test_pull_request_diff_mode_annotations_and_sticky_comment(runner, tmp_path):
     """The README's promise: a PR that loosens a release and raises the spend cap gets annotations on those
     lines, a summary, SARIF, a failing check, and one comment that the next push updates."""

@@ -344,13 +344,6 @@ def test_skip_non_plans_treats_named_files_like_discovered_ones(planlint, tmp_pa
     assert skipping["files"] == 2
 
 
-def _diff_mode() -> bool:
-    from planlint.cli import _lint_parser
-
-    return "--diff-base" in _lint_parser().format_help()
-
-
-@pytest.mark.skipif(not _diff_mode(), reason="--diff-base (branch diff-mode) is not merged into this branch yet")
 def test_every_format_copes_with_a_deleted_plan(planlint, tmp_path, sarif_validator):
     from action_harness import git
 
