@@ -103,9 +103,9 @@ def main(argv: list[str]) -> int:
     if not token:
         _warn("no token in PLANLINT_GITHUB_TOKEN or GITHUB_TOKEN: the pull request comment was not posted")
         return 0
-    try:
-        import requests  # noqa: F401 - a clear message when the http extra is missing
-    except ImportError:
+    from importlib.util import find_spec
+
+    if find_spec("requests") is None:
         _warn("the pull request comment needs requests: pip install 'planlint[http]'")
         return 0
 

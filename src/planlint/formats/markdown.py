@@ -117,7 +117,7 @@ def render(
     if len(rows) < len(ordered):
         more = len(ordered) - len(rows)
         out += ["", f"… and {_plural(more, 'more finding')} not shown here (the counts above include them)."]
-    out += ["", f"`planlint explain CODE` describes each rule."]
+    out += ["", "`planlint explain CODE` describes each rule."]
     return "\n".join(out) + "\n"
 
 
