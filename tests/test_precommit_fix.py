@@ -22,7 +22,7 @@ def _hook(hook_id: str) -> dict:
 
 def test_planlint_fix_hook_is_declared():
     hook = _hook("planlint-fix")
-    assert hook["entry"] == "planlint --fix"
+    assert hook["entry"] == "planlint --fix --skip-non-plans"
     assert hook["language"] == "python"
     assert hook["files"] == "^plans/"
     assert hook["types"] == ["yaml"]

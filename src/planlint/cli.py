@@ -10,8 +10,8 @@ import argparse
 import os
 import sys
 
-SUBCOMMANDS = ("explain", "rules", "schema", "init")
-FORMATS = ("text", "json", "sarif", "github", "junit")
+SUBCOMMANDS = ("explain", "rules", "schema", "init", "comment")
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
 REPORT_URL = "https://github.com/planlint/planlint/issues"
 
 
@@ -26,11 +26,25 @@ def _lint_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="planlint",
         description="Lint ML post-training experiment plans (planlint/v1).",
-        epilog="Other commands: planlint explain CODE | planlint rules [--format json] | planlint schema | planlint init [NAME]",
+        epilog="Other commands: planlint explain CODE | planlint rules [--format json] | planlint schema | planlint init [NAME]"
+        " | planlint comment --report REPORT.json",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to lint (default: plans/)")
     parser.add_argument("--format", choices=FORMATS, help="output format (default: text; github under GitHub Actions)")
-    parser.add_argument("--output", metavar="FILE", help="write the report to FILE instead of standard output")
+    parser.add_argument(
+        "--output", metavar="[FORMAT=]FILE", action="append", default=[],
+        help="FILE: write the --format report to FILE instead of standard output; FORMAT=FILE (repeatable): "
+        "also write that format to FILE, e.g. --output sarif=planlint.sarif",
+    )
+    parser.add_argument(
+        "--summary", metavar="FILE",
+        help="write a Markdown summary to FILE (default under GitHub Actions: append to $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument("--no-summary", action="store_true", help="write no Markdown summary, not even under GitHub Actions")
+    parser.add_argument(
+        "--skip-non-plans", action="store_true",
+        help="treat named files like discovered ones: skip files that are not plans instead of reporting PL004 (for pre-commit)",
+    )
     parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (replaces the config's select)")
     parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable (added to the config's ignore)")
     parser.add_argument("--config", metavar="FILE", help="use this config file instead of looking one up")
@@ -101,6 +115,7 @@ def _lint(argv: list[str]) -> int:
         raise _Exit(2, "--diff shows what --fix would change: use --fix --diff")
     if args.fix and (args.diff_base is not None or args.write_baseline is not None):
         raise _Exit(2, "--fix edits the files given; it cannot be combined with --diff-base or --write-baseline")
+    output, extra_outputs = _outputs(args.output)
     accepted = None
     if args.baseline is not None or args.write_baseline is not None:
         from planlint import accepted_findings
@@ -112,7 +127,7 @@ def _lint(argv: list[str]) -> int:
     extras, publications = _services(args, config, paths)
     try:
         if args.fix:
-            status = _fix(args, paths, config, extras)
+            status = _fix(args, paths, config, extras, output)
             if status is not None:
                 return status
         if args.diff_base is not None:
@@ -120,7 +135,7 @@ def _lint(argv: list[str]) -> int:
 
             report = lint_diff(paths, config, args.diff_base, extras=extras)
         else:
-            report = lint_paths(paths, config, extras=extras)
+            report = lint_paths(paths, config, extras=extras, named_as_discovered=args.skip_non_plans)
     except UsageError as exc:
         raise _Exit(2, str(exc)) from None
     finally:
@@ -143,10 +158,14 @@ def _lint(argv: list[str]) -> int:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" and "github" in REPORTERS else "text"
     if fmt not in REPORTERS:
         raise _Exit(2, f"--format {fmt} is not available in this version")
-    to_terminal = args.output is None and sys.stdout.isatty()
+    to_terminal = output is None and sys.stdout.isatty()
     color = fmt == "text" and to_terminal and not args.no_color and not os.environ.get("NO_COLOR")
-    text = REPORTERS[fmt](report, color=color, quiet=args.quiet, statistics=args.statistics)
-    _write(args.output, text)
+    options = {"quiet": args.quiet, "statistics": args.statistics}
+    for extra_fmt, file in extra_outputs:
+        _write(file, REPORTERS[extra_fmt](report, color=False, **options))
+    _write_summary(args, report)
+    text = REPORTERS[fmt](report, color=color, **options)
+    _write(output, text)
     if stale:
         sys.stderr.write(accepted_findings.stale_text(args.baseline, stale))
     return 1 if report.errors else 0
@@ -187,7 +206,7 @@ def _after_registry(publications, final: bool = True) -> None:
             print(f"planlint: warning: {note}", file=sys.stderr)
 
 
-def _fix(args, paths: list[str], config, extras: dict) -> int | None:
+def _fix(args, paths: list[str], config, extras: dict, output: str | None) -> int | None:
     """Apply (or, with --diff, show) the safe fixes. A status to exit with, or None to lint what remains."""
     from planlint.fixes import fix_paths
 
@@ -197,10 +216,44 @@ def _fix(args, paths: list[str], config, extras: dict) -> int | None:
     print(f"planlint: {outcome.summary(would=args.diff)}", file=sys.stderr)
     if args.diff:
         _after_registry(extras.get("publications"))
-        _write(args.output, outcome.diff)
+        _write(output, outcome.diff)
         return 1 if outcome.diff else 0
     extras["repinned"] = outcome.repinned
     return None
+
+
+def _outputs(values: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
+    """Split --output values into the plain FILE (at most one) and FORMAT=FILE pairs."""
+    plain: list[str] = []
+    extra: list[tuple[str, str]] = []
+    for value in values:
+        fmt, sep, file = value.partition("=")
+        if sep and fmt in FORMATS:
+            if not file:
+                raise _Exit(2, f"--output {value}: give a file name after '='")
+            extra.append((fmt, file))
+        else:
+            plain.append(value)
+    if len(plain) > 1:
+        raise _Exit(2, f"--output given {len(plain)} plain files ({', '.join(plain)}); use FORMAT=FILE for the others")
+    return (plain[0] if plain else None), extra
+
+
+def _write_summary(args: argparse.Namespace, report) -> None:
+    """The Markdown summary: --summary FILE (overwritten), or appended to the job summary under Actions."""
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if os.environ.get("GITHUB_ACTIONS") == "true" else None
+    if args.no_summary or not (args.summary or step_summary):
+        return
+    from planlint.formats.markdown import render
+
+    if args.summary:
+        _write(args.summary, render(report))
+        return
+    try:
+        with open(step_summary, "a", encoding="utf-8", newline="\n") as fh:
+            fh.write(render(report))
+    except OSError as exc:  # the job summary is a courtesy: never lose the lint result over it
+        print(f"planlint: warning: cannot append to $GITHUB_STEP_SUMMARY: {exc.strerror or exc}", file=sys.stderr)
 
 
 def _write(output: str | None, text: str) -> None:
@@ -209,6 +262,9 @@ def _write(output: str | None, text: str) -> None:
         sys.stdout.flush()
         return
     try:
+        parent = os.path.dirname(output)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
         with open(output, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
     except OSError as exc:
@@ -245,6 +301,13 @@ def _subcommand(name: str, argv: list[str]) -> int:
         from planlint import scaffold
 
         return scaffold.main(argv)
+    if name == "comment":
+        from planlint import pr_comment
+
+        try:
+            return pr_comment.main(argv)
+        except pr_comment.UsageError as exc:
+            raise _Exit(2, str(exc)) from None
     raise _Exit(2, f"unknown command {name}")  # pragma: no cover
 
 

@@ -219,11 +219,13 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
 # --------------------------------------------------------------------------- a run
 
 
-def lint_paths(paths: Iterable[str], config: Config, *, extras: dict | None = None) -> Report:
+def lint_paths(paths: Iterable[str], config: Config, *, extras: dict | None = None, named_as_discovered: bool = False) -> Report:
+    """Lint `paths`. `named_as_discovered`: a named file that is not a plan is skipped, not PL004
+    (pre-commit names every staged YAML file; `--skip-non-plans`)."""
     report = Report()
     results: list[FileResult] = []
     for display, path, explicit in discover(paths, config):
-        result = lint_file(display, path, explicit, config, extras)
+        result = lint_file(display, path, explicit and not named_as_discovered, config, extras)
         if result is not None:
             results.append(result)
     return finish(results, config, report)

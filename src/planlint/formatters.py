@@ -91,7 +91,23 @@ def format_json(report: Report, **_: object) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
+def _lazy(module: str, function: str) -> Callable[..., str]:
+    """A format from planlint.formats, imported when used: a text run never pays for SARIF."""
+
+    def reporter(report: Report, **options: object) -> str:
+        from importlib import import_module
+
+        return getattr(import_module(f"planlint.formats.{module}"), function)(report, **options)
+
+    reporter.__name__ = function
+    return reporter
+
+
 REPORTERS: dict[str, Callable[..., str]] = {
     "text": format_text,
     "json": format_json,
+    "github": _lazy("github", "format_github"),
+    "sarif": _lazy("sarif", "format_sarif"),
+    "junit": _lazy("junit", "format_junit"),
+    "markdown": _lazy("markdown", "format_markdown"),
 }

@@ -1,205 +1,257 @@
-"""A small, careful HTTP GET client on `requests`.
+"""HTTP with timeouts, bounded retries and no credential leaks (generic; used by the GitHub client).
 
-* One shared `requests.Session` (connection reuse; safe for concurrent GETs).
-* Every request has a timeout.
-* Connection errors, timeouts, 5xx and 429 are retried with exponential
-  backoff; a `Retry-After` header is honoured, capped at `max_retry_after`.
-* Redirects are followed by hand, so the bearer token only ever goes to the
-  origin (scheme, host, port) it was configured for.
-* Error messages are built here from the kind of failure, never from the
-  exception text or the response, so they cannot carry the token.
+    session = make_session()
+    response = request_with_retries(session, "GET", url, auth=BearerAuth(token), secrets=[token])
 
-`requests` is imported when the first client is made, not at start-up.
+* Every call has a (connect, read) timeout.
+* Retried with exponential backoff: connection errors and timeouts, 5xx,
+  429 and rate-limit 403s (`Retry-After`, or `x-ratelimit-remaining: 0` with
+  `x-ratelimit-reset`), honouring the server's wait. Total sleeping is capped
+  (`RetryPolicy.max_wait`): a wait past the cap ends the call at once.
+* A request that is not idempotent (POST) is retried only when the server
+  cannot have acted on it (connect timeout, 429, rate-limit 403); otherwise
+  the caller decides (see `HTTPError.ambiguous`).
+* Redirects are followed by hand and only to the same origin (scheme, host,
+  port), so a credential is never sent to another host.
+* Error messages name the method and path, never the query or the
+  credentials, and are scrubbed of every value in `secrets`. They are raised
+  `from None` so no chained exception carries request details.
+
+`requests` is imported on first use: a plain lint never pays for it.
 """
 
 from __future__ import annotations
 
 import email.utils
 import random
+import sys
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
+DEFAULT_TIMEOUT = (5.0, 30.0)  # seconds: connect, read
 USER_AGENT = "planlint"
-_REDIRECTS = {301, 302, 303, 307, 308}
+_IDEMPOTENT = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
+_MAX_REDIRECTS = 5
 
 
-class HttpError(Exception):
-    """A request that did not get a usable answer; the message is safe to print."""
+class HTTPError(Exception):
+    """A request that did not get a usable answer. `str()` is safe to print."""
+
+    def __init__(self, message: str, *, status: int | None = None, ambiguous: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.ambiguous = ambiguous  # the server may have acted on it (non-idempotent request)
 
 
 @dataclass(frozen=True)
-class Answer:
-    status: int
-    body: bytes
-    url: str
+class RetryPolicy:
+    attempts: int = 4  # tries in all, the first included
+    backoff: float = 1.0  # first wait in seconds; doubles each retry
+    max_backoff: float = 30.0
+    max_wait: float = 60.0  # total seconds of waiting across the retries of one call
+
+
+class BearerAuth:
+    """`Authorization: Bearer TOKEN`, given as requests auth so that .netrc never replaces it."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def __call__(self, request):
+        request.headers["Authorization"] = f"Bearer {self._token}"
+        return request
+
+    def __repr__(self) -> str:
+        return "BearerAuth(***)"
+
+
+def make_session(user_agent: str = USER_AGENT):
+    import requests
+
+    session = requests.Session()
+    session.headers["User-Agent"] = user_agent
+    return session
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
-def retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+def describe(method: str, url: str) -> str:
+    """`GET /repos/o/r/issues/1/comments`: no host credentials, no query."""
+    return f"{method} {urlsplit(url).path or '/'}"
 
 
-class Client:
-    """GET with timeouts, retries and a bearer token that stays with its origin."""
-
-    def __init__(
-        self,
-        *,
-        timeout: float,
-        retries: int = 2,
-        backoff: float = 0.5,
-        max_retry_after: float = 30.0,
-        token: str | None = None,
-        token_origin: str | None = None,
-        pool_size: int = 8,
-        max_redirects: int = 5,
-        max_body: int = 1024 * 1024,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        import requests
-        from requests.adapters import HTTPAdapter
-
-        self.timeout = float(timeout)
-        self.retries = max(0, int(retries))
-        self.backoff = max(0.0, float(backoff))
-        self.max_retry_after = max(0.0, float(max_retry_after))
-        self.max_redirects = max_redirects
-        self.max_body = max_body
-        self._sleep = sleep
-        self._token = token
-        self._token_origin = origin(token_origin) if token and token_origin else None
-        self.session = requests.Session()
-        adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
-        self.session.headers["User-Agent"] = USER_AGENT
-
-    def __repr__(self) -> str:  # never show the token
-        return f"Client(timeout={self.timeout}, retries={self.retries}, token={'set' if self._token else 'none'})"
-
-    def close(self) -> None:
-        self.session.close()
-
-    def get(self, url: str) -> Answer:
-        """The final answer for `url` (after redirects and retries); HttpError if there is none.
-
-        Statuses other than 429 and 5xx are answers: the caller decides what
-        a 404 or a 401 means.
-        """
-        error: HttpError | None = None
-        for attempt in range(self.retries + 1):
-            delay = self.backoff * (2 ** attempt) * random.uniform(0.5, 1.0)
-            try:
-                answer, wait = self._follow(url)
-            except _Retryable as exc:
-                error = HttpError(exc.message)
-            else:
-                if answer.status != 429 and answer.status < 500:
-                    return answer
-                error = HttpError(f"HTTP {answer.status}{' (rate limited)' if answer.status == 429 else ''}")
-                if wait is not None:
-                    delay = wait
-            if attempt < self.retries:
-                self._sleep(min(delay, self.max_retry_after))
-        assert error is not None
-        if self.retries:
-            raise HttpError(f"{error} (after {self.retries + 1} attempts)")
-        raise error
-
-    def _headers(self, url: str) -> dict[str, str]:
-        if self._token and self._token_origin is not None and origin(url) == self._token_origin:
-            return {"Authorization": f"Bearer {self._token}"}
-        return {}
-
-    def _follow(self, url: str) -> tuple[Answer, float | None]:
-        for _ in range(self.max_redirects + 1):
-            answer, location, wait = self._once(url)
-            if location is None:
-                return answer, wait
-            target = urljoin(url, location)
-            if urlsplit(target).scheme.lower() not in ("http", "https"):
-                raise HttpError("redirected to a URL that is not http(s)")
-            url = target
-        raise HttpError(f"more than {self.max_redirects} redirects")
-
-    def _once(self, url: str) -> tuple[Answer, str | None, float | None]:
-        import requests
-
+def retry_after(response, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds the server asks us to wait (`Retry-After`, or the rate-limit reset), else None."""
+    value = response.headers.get("Retry-After")
+    if value:
+        value = value.strip()
+        if value.isdigit():
+            return float(value)
         try:
-            response = self.session.request(
-                "GET", url, headers=self._headers(url), timeout=self.timeout, allow_redirects=False, stream=True,
-            )
-        except requests.exceptions.RequestException as exc:
-            raise _classify(exc, self.timeout) from None
-        try:
-            status = response.status_code
-            location = response.headers.get("Location") if status in _REDIRECTS else None
-            wait = retry_after(response.headers.get("Retry-After")) if status == 429 or status >= 500 else None
-            body = b""
-            if location is None:
-                chunks, size = [], 0
-                try:
-                    for chunk in response.iter_content(64 * 1024):
-                        size += len(chunk)
-                        if size > self.max_body:
-                            raise HttpError(f"answer larger than {self.max_body:,} bytes")
-                        chunks.append(chunk)
-                except requests.exceptions.RequestException as exc:
-                    raise _classify(exc, self.timeout) from None
-                body = b"".join(chunks)
-            return Answer(status, body, url), location, wait
-        finally:
-            response.close()
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            when = None
+        if when is not None:
+            return max(0.0, when.timestamp() - now())
+    if response.headers.get("x-ratelimit-remaining") == "0":
+        reset = response.headers.get("x-ratelimit-reset", "")
+        if reset.isdigit():
+            return max(0.0, int(reset) - now()) + 1.0
+    return None
 
 
-class _Retryable(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+def _rate_limited(response) -> bool:
+    if response.status_code == 429:
+        return True
+    if response.status_code != 403:
+        return False
+    if response.headers.get("Retry-After") or response.headers.get("x-ratelimit-remaining") == "0":
+        return True
+    try:
+        return "secondary rate limit" in response.text.lower()
+    except Exception:  # noqa: BLE001 - an unreadable body is simply not a rate limit
+        return False
 
 
-def _classify(exc: Exception, timeout: float) -> Exception:
-    """A safe description of a requests failure: its kind, never its text."""
+def log_to_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def request_with_retries(
+    session: Any,
+    method: str,
+    url: str,
+    *,
+    json: Any = None,
+    params: dict | None = None,
+    headers: dict | None = None,
+    auth: Any = None,
+    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+    policy: RetryPolicy = RetryPolicy(),
+    idempotent: bool | None = None,
+    secrets: Iterable[str] = (),
+    sleep: Callable[[float], None] = time.sleep,
+    log: Callable[[str], None] = log_to_stderr,
+    label: str = "HTTP",
+):
+    """Send one request, retrying what is safe to retry. Returns the final response.
+
+    Non-2xx answers that are not retried (or whose retries ran out) are
+    returned for the caller to judge; transport failures and refused
+    redirects raise `HTTPError`.
+    """
     import requests
 
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return _Retryable(f"connection timed out after {timeout:g}s")
-    if isinstance(exc, requests.exceptions.ReadTimeout):
-        return _Retryable(f"no answer within {timeout:g}s")
-    if isinstance(exc, requests.exceptions.SSLError):
-        return HttpError("TLS error (certificate or protocol)")
-    if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError)):
-        text = str(exc).lower()
-        if "refused" in text:
-            return _Retryable("connection refused")
-        if any(s in text for s in ("name or service not known", "nodename nor servname", "getaddrinfo failed", "name resolution", "no address associated")):
-            return _Retryable("host name not found")
-        if "reset" in text or "aborted" in text or "remotedisconnected" in text:
-            return _Retryable("connection closed by the server")
-        return _Retryable("connection failed")
-    if isinstance(exc, requests.exceptions.InvalidHeader):
-        return HttpError("invalid request header (is the token well-formed?)")
-    return HttpError(f"request failed ({type(exc).__name__})")
+    method = method.upper()
+    secrets = [s for s in secrets if s]
+    if idempotent is None:
+        idempotent = method in _IDEMPOTENT
+    waited = 0.0
+    attempt = 0
+    redirects = 0
+    start_origin = origin(url)
+
+    def fail(message: str, **kwargs) -> HTTPError:
+        return HTTPError(scrub(f"{label}: {message}", secrets), **kwargs)
+
+    def plan_wait(delay: float, reason: str) -> bool:
+        """Sleep before the next attempt if attempts and the wait budget allow."""
+        nonlocal waited
+        if attempt >= policy.attempts:
+            return False
+        if waited + delay > policy.max_wait:
+            log(scrub(f"planlint: {label}: {reason}; waiting {delay:.0f}s more would pass the {policy.max_wait:.0f}s limit, giving up", secrets))
+            return False
+        log(scrub(f"planlint: {label}: {reason}; retrying in {delay:.1f}s (attempt {attempt + 1} of {policy.attempts})", secrets))
+        sleep(delay)
+        waited += delay
+        return True
+
+    def backoff() -> float:
+        base = min(policy.max_backoff, policy.backoff * (2 ** (attempt - 1)))
+        return base * random.uniform(0.75, 1.0)
+
+    while True:
+        attempt += 1
+        what = describe(method, url)
+        try:
+            response = session.request(
+                method, url, json=json, params=params, headers=headers, auth=auth,
+                timeout=timeout, allow_redirects=False,
+            )
+        except requests.exceptions.ConnectTimeout:
+            if plan_wait(backoff(), f"{what}: connection timed out"):
+                continue
+            raise fail(f"{what}: could not connect (timed out after {attempt} attempts)") from None
+        except requests.exceptions.Timeout:
+            if idempotent and plan_wait(backoff(), f"{what}: no answer within {timeout[1]:g}s"):
+                continue
+            raise fail(f"{what}: no answer within {timeout[1]:g}s", ambiguous=not idempotent) from None
+        except requests.exceptions.ConnectionError as exc:
+            # A refused connection never reached the server: safe to retry. A reset
+            # may come after the server acted, so only idempotent requests retry then.
+            unsent = _never_sent(exc)
+            if (idempotent or unsent) and plan_wait(backoff(), f"{what}: connection failed"):
+                continue
+            raise fail(f"{what}: connection failed ({_reason(exc)})", ambiguous=not (idempotent or unsent)) from None
+        except requests.exceptions.RequestException as exc:
+            raise fail(f"{what}: {type(exc).__name__}") from None
+
+        if response.is_redirect:
+            location = response.headers.get("Location", "")
+            target = urljoin(url, location)
+            if origin(target) != start_origin:
+                host = urlsplit(target).hostname or "?"
+                raise fail(f"{what}: redirected to another host ({host}); not following it, so the credentials stay with {start_origin[1]}")
+            redirects += 1
+            if redirects > _MAX_REDIRECTS:
+                raise fail(f"{what}: more than {_MAX_REDIRECTS} redirects")
+            if response.status_code == 303:
+                method, json = "GET", None
+            url = target
+            attempt -= 1  # following a redirect is not a retry
+            continue
+
+        status = response.status_code
+        if _rate_limited(response):
+            delay = retry_after(response)
+            if delay is None:
+                delay = 60.0 if status == 403 else backoff()  # GitHub: wait at least a minute
+            if plan_wait(delay, f"{what}: rate limited ({status})"):
+                continue
+            raise fail(f"{what}: rate limited ({status}) after {attempt} attempts", status=status)
+        if status >= 500 and idempotent:
+            delay = retry_after(response) or backoff()
+            if plan_wait(delay, f"{what}: server error {status}"):
+                continue
+            raise fail(f"{what}: server error {status} after {attempt} attempts", status=status)
+        return response
+
+
+def _never_sent(exc: Exception) -> bool:
+    """Did the connection fail before the request was sent (refused, unresolvable host)?"""
+    from urllib3.exceptions import NewConnectionError
+
+    args = getattr(exc, "args", ())
+    inner = getattr(args[0], "reason", None) if args else None
+    return isinstance(inner, NewConnectionError)
+
+
+def _reason(exc: Exception) -> str:
+    """A short, credential-free cause: the class name of what urllib3 reported (e.g. NewConnectionError)."""
+    args = getattr(exc, "args", ())
+    inner = getattr(args[0], "reason", None) if args else None
+    return type(inner if isinstance(inner, BaseException) else exc).__name__

@@ -283,7 +283,7 @@ class Registry:
                 return _listing(data, url) if status == 200 else "absent"
         if self.failure is not None:
             return None
-        from planlint.http import HttpError
+        from planlint.registry_http import HttpError
 
         try:
             answer = self._get_client().get(url)
@@ -321,7 +321,7 @@ class Registry:
     def _get_client(self):
         with self._lock:
             if self._client is None:
-                from planlint.http import Client
+                from planlint.registry_http import Client
 
                 s = self.settings
                 self._client = Client(

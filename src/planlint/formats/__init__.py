@@ -1,0 +1,5 @@
+"""Output formats beyond text and json (the table is `planlint.formatters.REPORTERS`).
+
+Each module renders a `Report` and imports nothing heavy: they run on every
+CI lint.
+"""

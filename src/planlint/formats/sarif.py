@@ -1,0 +1,154 @@
+"""SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
+
+Every rule is described in `tool.driver.rules` (summary, rationale, examples,
+default level, tags), so a viewer needs nothing but the file. Results point
+at repository-relative URIs under `%SRCROOT%`.
+
+`partialFingerprints` identify a finding across runs without line numbers:
+they hash the path, the rule code, the YAML path and the finding's rank among
+findings with the same three (two suppression comments in one file, say).
+Inserting or deleting unrelated lines therefore keeps every alert the same
+alert, which is what code scanning needs to track it (and to close it when
+it is fixed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from planlint import __version__
+from planlint.engine import Finding, Report
+from planlint.formats.locations import repo_relative, source_root
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://github.com/planlint/planlint"
+HELP_URI = "https://github.com/planlint/planlint/blob/main/docs/plan-format.md#2-rules"
+FINGERPRINT_KEY = "planlintFinding/v1"
+
+_FAMILIES = {
+    "PL0": "file",
+    "PL1": "pinning",
+    "PL2": "splits",
+    "PL3": "graders",
+    "PL4": "baseline",
+    "PL5": "budget",
+    "PL6": "decision",
+    "PL7": "diff",
+    "PL8": "secrets",
+}
+
+
+def _level(severity: str) -> str:
+    return "error" if severity == "error" else "warning"
+
+
+def rule_descriptor(rule) -> dict:
+    parts = rule.sections()
+    text = [parts["summary"]]
+    markdown = [parts["summary"]]
+    if parts["rationale"]:
+        text += ["", parts["rationale"]]
+        markdown += ["", parts["rationale"]]
+    for title, key in (("Example (fails)", "fails"), ("Example (passes)", "passes")):
+        if parts[key]:
+            text += ["", f"{title}:", *("    " + line for line in parts[key].rstrip("\n").splitlines())]
+            markdown += ["", f"**{title}:**", "", "```yaml", parts[key].rstrip("\n"), "```"]
+    silence = f"Silence it on one line with `# planlint: disable={rule.code} -- <reason>`."
+    text += ["", silence.replace("`", "")]
+    markdown += ["", silence]
+    tags = ["planlint", _FAMILIES.get(rule.code[:3], "other")]
+    if rule.code == "PL801":
+        tags.append("security")
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": parts["summary"]},
+        "fullDescription": {"text": parts["rationale"] or parts["summary"]},
+        "help": {"text": "\n".join(text), "markdown": "\n".join(markdown)},
+        "helpUri": HELP_URI,
+        "defaultConfiguration": {"level": _level(rule.severity)},
+        "properties": {"tags": tags, "fixable": rule.fixable, "scope": rule.scope},
+    }
+
+
+def fingerprints(findings: list[Finding]) -> list[str]:
+    """One stable hash per finding (see the module docstring), in the same order."""
+    seen: dict[tuple[str, str, str], int] = {}
+    out = []
+    for f in sorted(findings, key=lambda f: f.sort_key):
+        key = (repo_relative(f.path) or f.path, f.code, f.yaml_path)
+        rank = seen.get(key, 0)
+        seen[key] = rank + 1
+        digest = hashlib.sha256("\x00".join((*key, str(rank))).encode("utf-8")).hexdigest()
+        out.append((f, digest[:32]))
+    by_id = {id(f): digest for f, digest in out}
+    return [by_id[id(f)] for f in findings]
+
+
+def _artifact_location(path: str) -> dict:
+    rel = repo_relative(path)
+    if rel is not None:
+        return {"uri": quote(rel, safe="/"), "uriBaseId": "%SRCROOT%"}
+    return {"uri": Path(os.path.abspath(path)).as_uri()}
+
+
+def format_sarif(report: Report, **_: object) -> str:
+    from planlint.rules import RULES
+
+    rules = [rule_descriptor(rule) for rule in RULES.values()]
+    index = {code: i for i, code in enumerate(RULES)}  # every finding's code is a registered rule
+    results = []
+    for finding, fingerprint in zip(report.findings, fingerprints(report.findings)):
+        results.append(
+            {
+                "ruleId": finding.code,
+                "ruleIndex": index[finding.code],
+                "level": _level(finding.severity),
+                "message": {"text": finding.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": _artifact_location(finding.path),
+                            "region": {
+                                "startLine": finding.line,
+                                "startColumn": finding.column,
+                                "endLine": max(finding.end_line, finding.line),
+                                "endColumn": max(finding.end_column, 1),
+                            },
+                        },
+                        **(
+                            {"logicalLocations": [{"fullyQualifiedName": finding.yaml_path, "kind": "member"}]}
+                            if finding.yaml_path
+                            else {}
+                        ),
+                    }
+                ],
+                "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
+            }
+        )
+    invocation = {
+        "executionSuccessful": True,
+        "toolExecutionNotifications": [{"message": {"text": note}, "level": "note"} for note in report.notes],
+    }
+    if not report.notes:
+        del invocation["toolExecutionNotifications"]
+    run = {
+        "tool": {
+            "driver": {
+                "name": "planlint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
+            }
+        },
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(source_root()).as_uri().rstrip("/") + "/"}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [invocation],
+        "results": results,
+    }
+    return json.dumps({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=False) + "\n"

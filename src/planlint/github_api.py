@@ -1,0 +1,157 @@
+"""A minimal GitHub REST client for the sticky pull-request comment.
+
+Three calls (list a pull request's comments, create one, update one) on top
+of `planlint.http` (timeouts, retries, same-origin redirects, scrubbed
+errors). The token travels only in the Authorization header, to the API's
+own origin: pagination links pointing elsewhere are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
+
+from planlint.http import (
+    DEFAULT_TIMEOUT,
+    BearerAuth,
+    HTTPError,
+    RetryPolicy,
+    log_to_stderr,
+    describe,
+    make_session,
+    origin,
+    request_with_retries,
+    scrub,
+)
+
+DEFAULT_API_URL = "https://api.github.com"
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_MAX_PAGES = 50  # 5000 comments
+
+
+class GitHubError(HTTPError):
+    pass
+
+
+class GitHub:
+    def __init__(
+        self,
+        token: str,
+        api_url: str = DEFAULT_API_URL,
+        *,
+        timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+        policy: RetryPolicy = RetryPolicy(),
+        log: Callable[[str], None] = log_to_stderr,
+    ) -> None:
+        parts = urlsplit(api_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+            raise GitHubError("GitHub API URL must be http(s)://host[/path] without credentials")
+        self.api_url = api_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.policy = policy
+        self.log = log
+        self.session = make_session()
+        self.session.headers["Accept"] = "application/vnd.github+json"
+        self.session.headers["X-GitHub-Api-Version"] = "2022-11-28"
+
+    def request(self, method: str, url: str, *, json: Any = None, idempotent: bool | None = None):
+        if origin(url) != origin(self.api_url):
+            raise GitHubError(f"GitHub API: refusing to send the token to {urlsplit(url).hostname or '?'}")
+        response = request_with_retries(
+            self.session, method, url, json=json, auth=BearerAuth(self.token), timeout=self.timeout,
+            policy=self.policy, idempotent=idempotent, secrets=[self.token], log=self.log, label="GitHub API",
+        )
+        if response.status_code >= 400:
+            raise GitHubError(
+                scrub(f"GitHub API: {describe(method, url)} answered {response.status_code} {response.reason or ''}".rstrip()
+                      + _api_message(response), [self.token]),
+                status=response.status_code,
+                ambiguous=response.status_code >= 500 and method.upper() == "POST",
+            )
+        return response
+
+    def _json(self, response) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            raise GitHubError(f"GitHub API: {describe(response.request.method, response.url)} answered with something that is not JSON") from None
+
+    def issue_comments(self, repo: str, number: int) -> Iterator[dict]:
+        """Every comment on an issue or pull request, following `Link: rel="next"`."""
+        url = f"{self.api_url}/repos/{_repo(repo)}/issues/{int(number)}/comments?per_page=100"
+        for _ in range(_MAX_PAGES):
+            response = self.request("GET", url)
+            page = self._json(response)
+            if not isinstance(page, list):
+                raise GitHubError(f"GitHub API: {describe('GET', url)} did not answer with a list")
+            yield from (c for c in page if isinstance(c, dict))
+            next_url = response.links.get("next", {}).get("url")
+            if not next_url:
+                return
+            url = next_url
+        raise GitHubError(f"GitHub API: more than {_MAX_PAGES} pages of comments")
+
+    def create_issue_comment(self, repo: str, number: int, body: str) -> dict:
+        url = f"{self.api_url}/repos/{_repo(repo)}/issues/{int(number)}/comments"
+        return self._json(self.request("POST", url, json={"body": body}))
+
+    def update_issue_comment(self, repo: str, comment_id: int, body: str) -> dict:
+        url = f"{self.api_url}/repos/{_repo(repo)}/issues/comments/{int(comment_id)}"
+        # Setting a body is idempotent: safe to retry after a timeout.
+        return self._json(self.request("PATCH", url, json={"body": body}, idempotent=True))
+
+
+def _repo(repo: str) -> str:
+    if not _REPO.match(repo or ""):
+        raise GitHubError(f"GITHUB_REPOSITORY must be OWNER/NAME, got {repo!r}")
+    return repo
+
+
+def _api_message(response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return ""
+    message = data.get("message") if isinstance(data, dict) else None
+    if not isinstance(message, str) or not message:
+        return ""
+    from planlint.messages import sanitize
+
+    return ": " + sanitize(message[:200])
+
+
+def find_sticky(comments: Iterator[dict], marker: str) -> dict | None:
+    """The first comment whose body starts with the marker."""
+    for comment in comments:
+        body = comment.get("body")
+        if isinstance(body, str) and body.lstrip().startswith(marker) and isinstance(comment.get("id"), int):
+            return comment
+    return None
+
+
+def upsert_sticky_comment(
+    client: GitHub, repo: str, number: int, body: str, marker: str, *, create: bool = True
+) -> tuple[str, dict | None]:
+    """Update the pull request's marked comment, or create it. Returns (what happened, comment).
+
+    A create that may have reached GitHub without an answer (a timeout, a 5xx)
+    is not repeated blindly: the comments are listed again first, so a slow
+    GitHub never yields two sticky comments. `create=False`: only update an
+    existing one (a clean run need not open a new comment).
+    """
+    retried = False
+    while True:
+        existing = find_sticky(client.issue_comments(repo, number), marker)
+        if existing is not None:
+            return "updated", client.update_issue_comment(repo, existing["id"], body)
+        if not create:
+            return "skipped", None
+        try:
+            return "created", client.create_issue_comment(repo, number, body)
+        except HTTPError as exc:
+            if not exc.ambiguous or retried:
+                raise
+            retried = True
+            client.log("planlint: GitHub API: creating the comment got no clear answer; checking whether it exists before trying again")

@@ -1,0 +1,163 @@
+"""A GitHub REST API stand-in on 127.0.0.x: issue comments (list with pagination, create, update).
+
+Real HTTP on a real socket, run in a thread by the test. Faults are queued:
+`server.fail("GET", 500)`, `server.fail("GET", 429, headers={"Retry-After": "1"})`,
+`server.delay("POST", 1.0)` (act, then answer late), `server.redirect("GET", url)`.
+Every request is recorded with its headers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+_LIST = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/(\d+)/comments$")
+_ONE = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/comments/(\d+)$")
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict
+    body: str
+
+
+@dataclass
+class Fault:
+    method: str
+    status: int = 0
+    headers: dict = field(default_factory=dict)
+    body: str = ""
+    delay: float = 0.0  # act normally, but answer this late
+    location: str = ""
+
+
+class FakeGitHub:
+    def __init__(self, token: str, host: str = "127.0.0.1", page_size: int = 2) -> None:
+        self.token = token
+        self.page_size = page_size
+        self.comments: list[dict] = []
+        self.requests: list[Seen] = []
+        self.faults: list[Fault] = []
+        self._next_id = 1000
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length).decode("utf-8") if length else ""
+                owner._serve(self, body)
+
+            do_GET = do_POST = do_PATCH = _handle
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address) -> None:  # a client that timed out and left
+                pass
+
+        self.server = Server((host, 0), Handler)
+        self.url = f"http://{host}:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    # ------------------------------------------------------------------ test API
+
+    def __enter__(self) -> "FakeGitHub":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def fail(self, method: str, status: int, headers: dict | None = None, body: dict | None = None) -> None:
+        self.faults.append(Fault(method, status, headers or {}, json.dumps(body or {"message": f"fault {status}"})))
+
+    def delay(self, method: str, seconds: float) -> None:
+        self.faults.append(Fault(method, delay=seconds))
+
+    def redirect(self, method: str, location: str, status: int = 307) -> None:
+        self.faults.append(Fault(method, status, location=location))
+
+    def add_comment(self, body: str, login: str = "someone") -> dict:
+        with self._lock:
+            self._next_id += 1
+            comment = {"id": self._next_id, "body": body, "user": {"login": login}, "html_url": f"{self.url}/c/{self._next_id}"}
+            self.comments.append(comment)
+            return comment
+
+    def calls(self) -> list[str]:
+        return [f"{r.method} {urlsplit(r.path).path}" for r in self.requests]
+
+    # ------------------------------------------------------------------ serving
+
+    def _take_fault(self, method: str) -> Fault | None:
+        with self._lock:
+            for i, fault in enumerate(self.faults):
+                if fault.method == method:
+                    return self.faults.pop(i)
+        return None
+
+    def _serve(self, handler: BaseHTTPRequestHandler, body: str) -> None:
+        method = handler.command
+        with self._lock:
+            self.requests.append(Seen(method, handler.path, dict(handler.headers.items()), body))
+        fault = self._take_fault(method)
+        if fault and fault.location:
+            return self._send(handler, fault.status, "", {"Location": fault.location})
+        if fault and fault.status:
+            return self._send(handler, fault.status, fault.body, fault.headers)
+        if handler.headers.get("Authorization") != f"Bearer {self.token}":
+            return self._send(handler, 401, json.dumps({"message": "Bad credentials"}))
+        status, payload, headers = self._route(method, handler.path, body)
+        if fault and fault.delay:
+            time.sleep(fault.delay)
+        self._send(handler, status, json.dumps(payload), headers)
+
+    def _route(self, method: str, raw_path: str, body: str):
+        parts = urlsplit(raw_path)
+        listing = _LIST.match(parts.path)
+        if listing and method == "GET":
+            page = int(parse_qs(parts.query).get("page", ["1"])[0])
+            start = (page - 1) * self.page_size
+            with self._lock:
+                items = self.comments[start:start + self.page_size]
+                more = len(self.comments) > start + self.page_size
+            headers = {}
+            if more:
+                headers["Link"] = f'<{self.url}{parts.path}?per_page=100&page={page + 1}>; rel="next"'
+            return 200, items, headers
+        if listing and method == "POST":
+            return 201, self.add_comment(json.loads(body)["body"], login="github-actions[bot]"), {}
+        one = _ONE.match(parts.path)
+        if one and method == "PATCH":
+            with self._lock:
+                for comment in self.comments:
+                    if comment["id"] == int(one.group(3)):
+                        comment["body"] = json.loads(body)["body"]
+                        return 200, comment, {}
+            return 404, {"message": "Not Found"}, {}
+        return 404, {"message": "Not Found"}, {}
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, text: str, headers: dict | None = None) -> None:
+        data = text.encode("utf-8")
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(data)

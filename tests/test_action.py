@@ -1,0 +1,260 @@
+"""action.yml: schema, zizmor, and its steps run as the runner would run them (tests/action_harness.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from action_harness import copy_project, git, load_action, python_on_path, run_action
+from conftest import ROOT, write
+from github_server import FakeGitHub
+from plan_overlay import REFERENCE
+from planlint.formats.markdown import STICKY_MARKER
+
+BIN = Path(sys.executable).parent
+TOKEN = "ghp_" + "Ac7" * 12
+
+
+def tool(name: str) -> str:
+    found = shutil.which(name, path=str(BIN)) or shutil.which(name)
+    assert found, f"{name} is a test dependency (pip install -e '.[test]')"
+    return found
+
+
+def readme_workflow() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- workflow:start -->\n```yaml\n(.*?)```\n<!-- workflow:end -->", readme, re.S)
+    assert match, "README lost its workflow markers"
+    return match.group(1)
+
+
+def zizmor(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([tool("zizmor"), "--offline", "--no-config", "--color", "never", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+# --------------------------------------------------------------------------- static checks
+
+
+def test_action_matches_the_schemastore_schema():
+    proc = subprocess.run([tool("check-jsonschema"), "--builtin-schema", "vendor.github-actions", str(ROOT / "action.yml")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_schema_check_can_fail(tmp_path):
+    broken = write(tmp_path / "action.yml", "name: x\ndescription: y\nruns:\n  using: composite\n  steps:\n    - run: echo hi\n")
+    proc = subprocess.run([tool("check-jsonschema"), "--builtin-schema", "vendor.github-actions", str(broken)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0  # a composite run step without `shell:`
+
+
+def test_zizmor_finds_nothing_in_the_action(tmp_path):
+    shutil.copy(ROOT / "action.yml", tmp_path / "action.yml")
+    proc = zizmor("action.yml", cwd=tmp_path)
+    assert proc.returncode == 0 and "No findings" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_zizmor_would_catch_an_input_pasted_into_a_script(tmp_path):
+    text = (ROOT / "action.yml").read_text(encoding="utf-8")
+    text = text.replace('        case "$PLANLINT_FAIL_ON" in\n          error|warning|never) ;;',
+                        '        echo "${{ inputs.paths }}"\n        case "$PLANLINT_FAIL_ON" in\n          error|warning|never) ;;', 1)
+    write(tmp_path / "action.yml", text)
+    proc = zizmor("action.yml", cwd=tmp_path)
+    assert proc.returncode != 0 and "template-injection" in proc.stdout
+
+
+def test_zizmor_and_schema_accept_the_readme_workflow(tmp_path):
+    workflow = readme_workflow()
+    assert "PLANLINT_COMMIT_SHA" in workflow  # the one value a user fills in
+    write(tmp_path / ".github" / "workflows" / "planlint.yml", workflow.replace("PLANLINT_COMMIT_SHA", "5" * 40))
+    proc = zizmor("--min-severity", "low", ".github/workflows/planlint.yml", cwd=tmp_path)
+    assert proc.returncode == 0 and "No findings" in proc.stdout, proc.stdout + proc.stderr
+    proc = subprocess.run([tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
+                           str(tmp_path / ".github" / "workflows" / "planlint.yml")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_readme_workflow_is_least_privilege():
+    from ruamel.yaml import YAML
+
+    workflow = YAML(typ="safe").load(readme_workflow())
+    assert list(workflow[True] if True in workflow else workflow["on"]) == ["pull_request"]
+    assert workflow["permissions"] == {}
+    job = workflow["jobs"]["planlint"]
+    assert job["permissions"] == {"contents": "read", "security-events": "write", "pull-requests": "write"}
+    checkout = job["steps"][0]
+    assert checkout["with"] == {"persist-credentials": False, "fetch-depth": 0}
+
+
+def test_inputs_reach_scripts_only_through_env_and_uses_are_pinned():
+    raw = (ROOT / "action.yml").read_text(encoding="utf-8")
+    action = load_action(ROOT / "action.yml")
+    for step in action["runs"]["steps"]:
+        if "run" in step:
+            assert "${{" not in step["run"], step["name"]
+    uses = re.findall(r"uses: (\S+)@(\S+) # (v\d+\.\d+\.\d+)$", raw, re.M)
+    assert [u[0] for u in uses] == ["actions/setup-python"]
+    assert all(re.fullmatch(r"[0-9a-f]{40}", sha) for _, sha, _ in uses)
+    assert set(action["inputs"]) == {"paths", "config", "diff-base", "fail-on", "sarif-file", "summary", "comment", "github-token", "python-version"}
+    assert set(action["outputs"]) == {"errors", "warnings", "sarif-file"}
+    assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
+
+
+# --------------------------------------------------------------------------- the harness
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    """The action as the runner downloads it, and a RUNNER_TEMP shared by the runs (planlint installed once)."""
+    base = tmp_path_factory.mktemp("runner")
+    action_dir = copy_project(ROOT, base / "_actions" / "planlint" / "planlint" / "main")
+    temp = base / "temp"
+    temp.mkdir()
+    return {"action": action_dir, "temp": temp, "python": python_on_path(base / "hostedtoolcache" / "bin")}
+
+
+def workspace(tmp_path: Path, base_plans: dict[str, str], head_plans: dict[str, str] | None = None) -> tuple[Path, str, str]:
+    """A git repository: a base commit, then a head commit (the pull request). Returns (path, base, head)."""
+    repo = tmp_path / "workspace"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for name, text in base_plans.items():
+        write(repo / "plans" / name, text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    for name, text in (head_plans or {}).items():
+        write(repo / "plans" / name, text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "head")
+    return repo, base, git(repo, "rev-parse", "HEAD")
+
+
+def run(runner, repo: Path, event: dict, event_name: str = "push", env: dict | None = None, **inputs):
+    event_path = write(repo.parent / "event.json", json.dumps(event))
+    return run_action(
+        runner["action"], workspace=repo, runner_temp=runner["temp"], event_path=event_path, event_name=event_name,
+        inputs={k.replace("_", "-"): v for k, v in inputs.items()}, python_bin=runner["python"],
+        github={"token": TOKEN, "sha": git(repo, "rev-parse", "HEAD")}, env=env,
+    )
+
+
+LOOSENED = REFERENCE.replace('release: "2026.11.03"', "release: latest")
+WARNED = REFERENCE.replace("frozen: true", "frozen: false")
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_errors_fail_the_step_with_annotations_outputs_and_summary(runner, tmp_path):
+    repo, _, _ = workspace(tmp_path, {"retail.yaml": REFERENCE, "other.yaml": WARNED.replace("name: ", "name: o-", 1)},
+                           {"retail.yaml": LOOSENED})
+    result = run(runner, repo, {"ref": "refs/heads/main"}, comment="true")
+    assert result.status == 1, result
+    assert result.step("Apply fail-on").status == 1
+    lint = result.step("Lint plans")
+    assert lint.status == 0
+    assert "::error file=plans/retail.yaml,line=21,col=12,endLine=21,endColumn=18,title=PL102 dataset-release-floating::" in lint.stdout
+    assert "::warning file=plans/other.yaml,line=30," in lint.stdout
+    assert "diff mode" not in lint.stdout  # a push has no base: everything is linted
+    assert result.outputs["errors"] == "1" and result.outputs["warnings"] == "1"
+    sarif = json.loads(Path(result.outputs["sarif-file"]).read_text(encoding="utf-8"))
+    assert sorted(r["ruleId"] for r in sarif["runs"][0]["results"]) == ["PL102", "PL205"]
+    assert "| PL102 | dataset-release-floating | error | 1 |" in result.summary
+    sha = git(repo, "rev-parse", "HEAD")
+    assert f"(https://github.com/acme/plans/blob/{sha}/plans/retail.yaml#L21)" in result.summary
+    assert "not a pull request" in result.step("Comment on the pull request").stderr
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_fail_on_levels(runner, tmp_path):
+    repo, _, _ = workspace(tmp_path, {"a.yaml": WARNED})
+    push = {"ref": "refs/heads/main"}
+    assert run(runner, repo, push).status == 0  # default fail-on: error; a warning passes
+    warned = run(runner, repo, push, fail_on="warning")
+    assert warned.status == 1 and warned.step("Apply fail-on").status == 1
+    assert "errors: 0, warnings: 1 (fail-on: warning)" in warned.step("Apply fail-on").stdout
+    write(repo / "plans" / "a.yaml", LOOSENED)
+    never = run(runner, repo, push, fail_on="never", summary="false")
+    assert never.status == 0 and never.outputs["errors"] == "1"
+    assert never.summary == ""
+    bad = run(runner, repo, push, fail_on="sometimes")
+    assert bad.status == 2 and "fail-on must be error, warning or never" in bad.step("Lint plans").stdout
+    assert bad.step("Apply fail-on").status is None
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_broken_config_fails_the_step(runner, tmp_path):
+    repo, _, _ = workspace(tmp_path, {"a.yaml": REFERENCE})
+    write(repo / "ci.yaml", "select: 3\n")
+    result = run(runner, repo, {"ref": "refs/heads/main"}, config="ci.yaml", sarif_file="out/p.sarif", paths="plans/a.yaml  plans/")
+    assert result.status == 2 and "could not lint the plans (exit status 2)" in result.step("Lint plans").stdout
+    assert "ci.yaml" in result.step("Lint plans").stderr
+
+
+def pull_request_event(base: str, head: str, number: int = 7) -> dict:
+    return {"action": "synchronize", "number": number,
+            "pull_request": {"number": number, "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": "loosen"}}}
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_missing_base_commit_is_explained(runner, tmp_path):
+    repo, _, head = workspace(tmp_path, {"a.yaml": REFERENCE})
+    result = run(runner, repo, pull_request_event("f" * 40, head), event_name="pull_request")
+    assert result.status == 2
+    assert f"the base revision {'f' * 40} is not in the checkout: use actions/checkout with fetch-depth: 0" in result.step("Lint plans").stdout
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_pull_request_diff_mode_annotations_and_sticky_comment(runner, tmp_path):
+    """The README's promise: a PR that loosens a release and raises the spend cap gets annotations on those
+    lines, a summary, SARIF, a failing check, and one comment that the next push updates."""
+    raised = LOOSENED.replace("max_spend: 250", "max_spend: 900")
+    repo, base, head = workspace(tmp_path, {"retail.yaml": REFERENCE, "other.yaml": REFERENCE.replace("name: ", "name: o-", 1)},
+                                 {"retail.yaml": raised})
+    with FakeGitHub(TOKEN) as github:
+        env = {"GITHUB_API_URL": github.url}
+        first = run(runner, repo, pull_request_event(base, head), event_name="pull_request", env=env, comment="true")
+        assert first.status == 1, first
+        lint = first.step("Lint plans")
+        assert f"diff mode against {base}" in lint.stdout
+        annotations = [line for line in lint.stdout.splitlines() if line.startswith("::error ")]
+        assert any("file=plans/retail.yaml,line=21," in a and "PL102" in a for a in annotations)
+        assert any("file=plans/retail.yaml,line=61," in a and "PL703" in a for a in annotations)
+        assert not any("plans/other.yaml" in a for a in annotations)  # unchanged plans are not linted
+        assert len(github.comments) == 1 and github.comments[0]["body"].startswith(STICKY_MARKER)
+        assert "PL703" in github.comments[0]["body"]
+
+        write(repo / "plans" / "retail.yaml", REFERENCE.replace("max_spend: 250", "max_spend: 900"))
+        git(repo, "commit", "-qam", "pin the release again")
+        second = run(runner, repo, pull_request_event(base, git(repo, "rev-parse", "HEAD")), event_name="pull_request",
+                     env=env, comment="true")
+        assert second.outputs["errors"] != first.outputs["errors"]
+        assert len(github.comments) == 1  # updated, not duplicated
+        assert [r.method for r in github.requests].count("POST") == 1 and "PATCH" in [r.method for r in github.requests]
+        assert "PL102" not in github.comments[0]["body"]
+        for text in (first.stdout, first.stderr, second.stdout, second.stderr):
+            assert TOKEN not in text
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_failing_comment_leaves_the_lint_result(runner, tmp_path):
+    repo, _, head = workspace(tmp_path, {"a.yaml": LOOSENED})
+    event = {"ref": "refs/heads/x", "pull_request": {"number": 9}}  # a PR number without a base: lint everything
+    with FakeGitHub("ghp_" + "o" * 36) as github:  # the action's token is not this one: 401
+        result = run(runner, repo, event, event_name="pull_request", env={"GITHUB_API_URL": github.url}, comment="true")
+    step = result.step("Comment on the pull request")
+    assert step.status == 0 and "::warning title=planlint comment::" in step.stdout and "401" in step.stdout
+    assert result.status == 1 and result.step("Apply fail-on").status == 1
+    assert TOKEN not in result.stdout + result.stderr

@@ -1,0 +1,295 @@
+"""The sticky pull-request comment against a real HTTP server on 127.0.0.1 (tests/github_server.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from pathlib import Path
+
+import pytest
+
+from conftest import write
+from github_server import FakeGitHub
+from planlint.formats.markdown import STICKY_MARKER
+from planlint.github_api import GitHub, GitHubError, upsert_sticky_comment
+from planlint.http import HTTPError, RetryPolicy
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "ghp_" + "Zx9" * 12  # fake, shaped like a real one
+FAST = RetryPolicy(attempts=4, backoff=0.05, max_backoff=0.2, max_wait=5.0)
+
+
+def report_file(tmp_path: Path, errors: int = 1) -> Path:
+    findings = [
+        {"code": "PL102", "name": "dataset-release-floating", "severity": "error", "path": "plans/a.yaml",
+         "line": 21, "column": 12, "end_line": 21, "end_column": 18,
+         "message": "dataset.release 'latest' is floating", "yaml_path": "dataset.release"}
+    ] * errors
+    payload = {"version": 1, "files": 1, "findings": findings, "summary": {"errors": errors, "warnings": 0}}
+    return write(tmp_path / "report.json", json.dumps(payload))
+
+
+@pytest.fixture
+def github():
+    with FakeGitHub(TOKEN) as server:
+        yield server
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch, github):
+    event = write(tmp_path / "event.json", json.dumps({"action": "synchronize", "number": 7, "pull_request": {"number": 7}}))
+    monkeypatch.setenv("GITHUB_API_URL", github.url)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/plans")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.delenv("PLANLINT_GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+def client(server: FakeGitHub, logs: list[str] | None = None, read_timeout: float = 5.0) -> GitHub:
+    return GitHub(TOKEN, server.url, timeout=(2.0, read_timeout), policy=FAST, log=(logs.append if logs is not None else lambda m: None))
+
+
+def assert_no_token(*texts: str) -> None:
+    for text in texts:
+        assert TOKEN not in text and TOKEN[4:] not in text
+
+
+def sticky(server: FakeGitHub) -> list[dict]:
+    return [c for c in server.comments if c["body"].startswith(STICKY_MARKER)]
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def test_first_run_creates_the_next_updates(planlint, tmp_path, env, github):
+    for i in range(5):  # three pages of two
+        github.add_comment(f"review comment {i} mentioning {STICKY_MARKER} in passing")
+    report = report_file(tmp_path)
+
+    first = planlint("comment", "--report", report)
+    assert first.status == 0, first
+    assert github.calls() == ["GET /repos/acme/plans/issues/7/comments"] * 3 + ["POST /repos/acme/plans/issues/7/comments"]
+    assert [r.headers.get("Authorization") for r in github.requests] == [f"Bearer {TOKEN}"] * 4
+    assert len(sticky(github)) == 1
+    body = sticky(github)[0]["body"]
+    assert body.startswith(STICKY_MARKER + "\n## planlint") and "| PL102 | dataset-release-floating | error | 1 |" in body
+    assert "created the comment on #7" in first.err
+
+    github.requests.clear()
+    second = planlint("comment", "--report", report_file(tmp_path, errors=2))
+    assert second.status == 0, second
+    assert github.calls()[-1].startswith("PATCH /repos/acme/plans/issues/comments/")
+    assert "POST" not in " ".join(github.calls())
+    assert len(sticky(github)) == 1 and "**2 errors**" in sticky(github)[0]["body"]
+    assert "updated the comment on #7" in second.err
+    assert_no_token(first.out, first.err, second.out, second.err)
+
+
+def test_a_clean_run_updates_but_never_opens_a_comment(planlint, tmp_path, env, github):
+    clean = report_file(tmp_path, errors=0)
+    result = planlint("comment", "--report", clean)
+    assert result.status == 0 and github.comments == [] and "nothing to post" in result.err
+    github.add_comment(STICKY_MARKER + "\nold: 3 errors")
+    planlint("comment", "--report", clean)
+    assert "No findings in 1 plan." in sticky(github)[0]["body"]
+
+
+def test_a_failed_comment_is_a_warning_not_a_failure(planlint, tmp_path, env, github, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_" + "W" * 36)  # wrong token: 401
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = planlint("comment", "--report", report_file(tmp_path))
+    assert result.status == 0
+    assert "planlint: warning: the pull request comment was not posted" in result.err
+    assert "401" in result.err and "Bad credentials" in result.err
+    assert result.out.startswith("::warning title=planlint comment::")
+    assert "W" * 36 not in result.out + result.err
+    assert github.calls() == ["GET /repos/acme/plans/issues/7/comments"]  # 401 is not retried
+
+
+def test_no_pull_request_no_token_bad_report(planlint, tmp_path, env, monkeypatch, github):
+    report = report_file(tmp_path)
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(write(tmp_path / "push.json", json.dumps({"ref": "refs/heads/main"}))))
+    assert "not a pull request" in planlint("comment", "--report", report).err
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(tmp_path / "event.json"))
+    monkeypatch.delenv("GITHUB_TOKEN")
+    result = planlint("comment", "--report", report)
+    assert result.status == 0 and "no token" in result.err
+    assert github.requests == []
+    bad = planlint("comment", "--report", write(tmp_path / "bad.json", '{"version": 1, "findings": [{"code": 1}]}'))
+    assert bad.status == 2 and "findings[0]" in bad.err
+    assert planlint("comment", "--report", tmp_path / "missing.json").status == 2
+
+
+def test_dry_run_prints_the_body(planlint, tmp_path):
+    result = planlint("comment", "--report", report_file(tmp_path), "--dry-run")
+    assert result.status == 0 and result.out.startswith(STICKY_MARKER + "\n## planlint\n")
+
+
+# --------------------------------------------------------------------------- retries and timeouts
+
+
+def test_server_errors_are_retried_then_succeed(github):
+    github.fail("GET", 500)
+    github.fail("GET", 502)
+    logs: list[str] = []
+    action, comment = upsert_sticky_comment(client(github, logs), "acme/plans", 7, STICKY_MARKER + "\nx", STICKY_MARKER)
+    assert action == "created"
+    assert github.calls() == ["GET /repos/acme/plans/issues/7/comments"] * 3 + ["POST /repos/acme/plans/issues/7/comments"]
+    assert len(logs) == 2 and "server error 500" in logs[0] and "attempt 2 of 4" in logs[0]
+
+
+def test_server_errors_until_the_attempts_run_out(github):
+    for _ in range(4):
+        github.fail("GET", 503)
+    with pytest.raises(HTTPError) as info:
+        list(client(github).issue_comments("acme/plans", 7))
+    assert "server error 503 after 4 attempts" in str(info.value)
+    assert len(github.requests) == 4
+
+
+def test_429_honours_retry_after(github):
+    github.fail("GET", 429, headers={"Retry-After": "1"})
+    logs: list[str] = []
+    start = time.monotonic()
+    comments = list(client(github, logs).issue_comments("acme/plans", 7))
+    assert comments == [] and time.monotonic() - start >= 1.0
+    assert len(github.requests) == 2 and "rate limited (429); retrying in 1.0s" in logs[0]
+
+
+def test_secondary_rate_limit_403_waits_for_the_reset(github):
+    github.fail("POST", 403, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(time.time()))},
+                body={"message": "You have exceeded a secondary rate limit"})
+    action, _ = upsert_sticky_comment(client(github), "acme/plans", 7, STICKY_MARKER + "\nx", STICKY_MARKER)
+    assert action == "created" and github.calls().count("POST /repos/acme/plans/issues/7/comments") == 2
+    assert len(sticky(github)) == 1
+
+
+def test_a_wait_past_the_cap_gives_up_at_once(github):
+    github.fail("GET", 429, headers={"Retry-After": "3600"})
+    logs: list[str] = []
+    start = time.monotonic()
+    with pytest.raises(HTTPError) as info:
+        list(client(github, logs).issue_comments("acme/plans", 7))
+    assert time.monotonic() - start < 2
+    assert "rate limited (429) after 1 attempts" in str(info.value) and "limit, giving up" in logs[0]
+
+
+def test_slow_answer_past_the_read_timeout_is_retried(github):
+    github.delay("GET", 1.5)
+    logs: list[str] = []
+    start = time.monotonic()
+    assert list(client(github, logs, read_timeout=0.4).issue_comments("acme/plans", 7)) == []
+    assert time.monotonic() - start < 1.4
+    assert len(github.requests) == 2 and "no answer within 0.4s" in logs[0]
+
+
+def test_a_slow_create_is_not_repeated_blindly(github):
+    """POST is not idempotent: after a timeout, list again and update what GitHub did create."""
+    github.delay("POST", 1.5)
+    logs: list[str] = []
+    action, _ = upsert_sticky_comment(client(github, logs, read_timeout=0.4), "acme/plans", 7, STICKY_MARKER + "\nnew", STICKY_MARKER)
+    time.sleep(1.2)  # let the slow handler finish
+    assert action == "updated"
+    assert github.calls() == [
+        "GET /repos/acme/plans/issues/7/comments",
+        "POST /repos/acme/plans/issues/7/comments",
+        "GET /repos/acme/plans/issues/7/comments",
+        f"PATCH /repos/acme/plans/issues/comments/{sticky(github)[0]['id']}",
+    ]
+    assert len(sticky(github)) == 1
+    assert any("checking whether it exists" in line for line in logs)
+
+
+def test_a_create_answered_with_500_is_checked_before_retrying(github):
+    github.fail("POST", 500)
+    action, _ = upsert_sticky_comment(client(github), "acme/plans", 7, STICKY_MARKER + "\nnew", STICKY_MARKER)
+    assert action == "created" and len(sticky(github)) == 1
+    assert github.calls().count("POST /repos/acme/plans/issues/7/comments") == 2
+
+
+def test_401_is_not_retried_and_keeps_the_token_secret(github):
+    wrong = "ghp_" + "Q" * 36
+    gh = GitHub(wrong, github.url, timeout=(2.0, 5.0), policy=FAST, log=lambda m: None)
+    with pytest.raises(GitHubError) as info:
+        upsert_sticky_comment(gh, "acme/plans", 7, "body", STICKY_MARKER)
+    assert info.value.status == 401 and "answered 401" in str(info.value) and "Bad credentials" in str(info.value)
+    assert len(github.requests) == 1
+    rendered = "".join(traceback.format_exception(info.value)) + repr(info.value) + repr(gh.session.__dict__.get("auth"))
+    assert wrong not in rendered and wrong[4:] not in rendered
+
+
+def test_connection_refused_is_retried_then_reported_without_the_token(github):
+    url = github.url
+    github.__exit__()  # nothing listens there any more
+    gh = GitHub(TOKEN, url, timeout=(1.0, 1.0), policy=FAST, log=lambda m: None)
+    with pytest.raises(HTTPError) as info:
+        list(gh.issue_comments("acme/plans", 7))
+    assert "connection failed" in str(info.value)
+    assert_no_token("".join(traceback.format_exception(info.value)))
+
+
+# --------------------------------------------------------------------------- redirects
+
+
+def test_redirect_to_another_host_is_not_followed(github):
+    with FakeGitHub(TOKEN, host="127.0.0.2") as other:
+        github.redirect("GET", f"{other.url}/repos/acme/plans/issues/7/comments")
+        with pytest.raises(HTTPError) as info:
+            list(client(github).issue_comments("acme/plans", 7))
+        assert other.requests == []  # the token never left for 127.0.0.2
+    assert "redirected to another host (127.0.0.2)" in str(info.value)
+    assert_no_token(str(info.value))
+
+
+def test_redirect_on_the_same_host_is_followed_with_the_token(github):
+    github.add_comment(STICKY_MARKER + "\nold")
+    github.redirect("PATCH", f"{github.url}/repos/acme/plans/issues/comments/{github.comments[0]['id']}", status=307)
+    action, _ = upsert_sticky_comment(client(github), "acme/plans", 7, STICKY_MARKER + "\nnew", STICKY_MARKER)
+    assert action == "updated" and github.comments[0]["body"].endswith("new")
+    assert [r.method for r in github.requests] == ["GET", "PATCH", "PATCH"]
+    assert github.requests[-1].headers["Authorization"] == f"Bearer {TOKEN}"
+
+
+def test_pagination_links_to_another_host_are_refused(github):
+    with FakeGitHub(TOKEN, host="127.0.0.2") as other:
+        for i in range(3):
+            github.add_comment(f"c{i}")
+        gh = client(github)
+        github.url = other.url  # the Link headers now point at the other host
+        pages = gh.issue_comments("acme/plans", 7)
+        assert [c["body"] for c in [next(pages), next(pages)]] == ["c0", "c1"]
+        with pytest.raises(GitHubError, match="refusing to send the token"):
+            next(pages)
+        assert other.requests == []
+
+
+def test_retry_after_as_an_http_date(github):
+    from email.utils import formatdate
+
+    github.fail("GET", 503, headers={"Retry-After": formatdate(time.time() + 1, usegmt=True)})
+    logs: list[str] = []
+    assert list(client(github, logs).issue_comments("acme/plans", 7)) == []
+    assert len(github.requests) == 2 and "server error 503; retrying in" in logs[0]
+
+
+def test_a_server_that_echoes_the_token_is_scrubbed(github):
+    github.fail("GET", 400, body={"message": f"token {TOKEN} is not allowed here"})
+    with pytest.raises(GitHubError) as info:
+        list(client(github).issue_comments("acme/plans", 7))
+    assert "token *** is not allowed here" in str(info.value)
+    assert_no_token("".join(traceback.format_exception(info.value)))
+
+
+def test_a_refused_create_is_retried(github):
+    """A refused connection never reached the server, so even a POST may be tried again."""
+    from planlint.http import request_with_retries, make_session
+
+    url = github.url
+    github.__exit__()
+    logs: list[str] = []
+    with pytest.raises(HTTPError) as info:
+        request_with_retries(make_session(), "POST", f"{url}/x", json={}, policy=FAST, timeout=(1.0, 1.0), log=logs.append)
+    assert len(logs) == FAST.attempts - 1 and not info.value.ambiguous
