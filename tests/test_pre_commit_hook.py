@@ -27,7 +27,7 @@ def test_hook_definition():
     from ruamel.yaml import YAML
 
     hooks = YAML(typ="safe").load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    assert [h["id"] for h in hooks] == ["planlint"]
+    assert [h["id"] for h in hooks] == ["planlint", "planlint-fix"]
     hook = hooks[0]
     assert hook["entry"] == "planlint --skip-non-plans" and hook["language"] == "python"
     assert hook["files"] == "^plans/" and hook["types"] == ["yaml"]
