@@ -1,0 +1,503 @@
+#!/usr/bin/env python3
+"""Benchmark the data-aware split checks (PL207-PL209) against DuckDB.
+
+Generates a synthetic train split (default 1,000,000 rows) and eval split
+(default 100,000 rows) with a fixed seed and a known number of leaked groups,
+time-leaking train rows and duplicated inputs; then, each in its own child
+process, runs
+
+* planlint's `check_split_data` (cold: cache miss, content hashing included;
+  then warm: the same call again, answered from the cache), and
+* the same three checks written as DuckDB SQL over the same files (loading
+  the three needed columns once, row numbers from rowid, then one query per
+  check; all cores),
+
+and prints both times (best of --repeat runs), the ratio, and each side's
+peak memory: the VmHWM of the child process, plus that of each planlint
+worker process (an upper bound, since pages shared with the parent count in
+every process), and the sampled peak of the summed PSS of the child and its
+workers. Both sides must find the known counts, or the
+script exits 1. With --check-targets it also exits 1 when planlint is slower
+than 1.5x DuckDB or peaks at 300 MB or more.
+
+    python bench/data_leakage.py                       # 1M / 100k JSON Lines
+    python bench/data_leakage.py --format csv.gz --json out.json
+    python bench/data_leakage.py --keep-dir /tmp/leak  # reuse generated files
+
+Needs `duckdb` (pip install duckdb); `--format parquet` needs pyarrow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CUTOFF = "2026-08-01"
+GROUP_KEY, TIME_KEY, INPUT_KEY = "customer_id", "created_at", "prompt"
+RATIO_TARGET, MEMORY_TARGET_MB = 1.5, 300
+FIELDS = ["id", GROUP_KEY, TIME_KEY, INPUT_KEY, "answer"]
+FORMATS = ["jsonl", "jsonl.gz", "csv", "csv.gz", "parquet"]
+
+
+# --------------------------------------------------------------------------
+# data
+
+
+def _spread(count: int, total: int, salt: int) -> list[int]:
+    """`count` distinct row indexes spread over range(total)."""
+    if count > total:
+        raise SystemExit(f"cannot place {count} special rows in {total} rows")
+    picked: list[int] = []
+    for j in range(count):
+        index = ((j + 1) * total // (count + 1) + salt) % total
+        while index in picked:
+            index = (index + 1) % total
+        picked.append(index)
+    return picked
+
+
+class _Writer:
+    def __init__(self, path: Path, fmt: str) -> None:
+        self.fmt, self.path = fmt, path
+        self.buffer: list[tuple] = []
+        if fmt.startswith("jsonl"):
+            self.handle = gzip.open(path, "wt", encoding="utf-8", compresslevel=1) if fmt.endswith(".gz") else open(path, "w", encoding="utf-8")
+        elif fmt.startswith("csv"):
+            self.handle = gzip.open(path, "wt", encoding="utf-8", newline="", compresslevel=1) if fmt.endswith(".gz") else open(path, "w", encoding="utf-8", newline="")
+            self.csv = csv.writer(self.handle)
+            self.csv.writerow(FIELDS)
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            self.pa = pa
+            self.schema = pa.schema([(name, pa.string()) for name in FIELDS])
+            self.parquet = pq.ParquetWriter(str(path), self.schema)
+
+    def add(self, row: tuple) -> None:
+        self.buffer.append(row)
+        if len(self.buffer) >= 100_000:
+            self.flush()
+
+    def flush(self) -> None:
+        rows, self.buffer = self.buffer, []
+        if not rows:
+            return
+        if self.fmt.startswith("jsonl"):
+            dumps = json.dumps
+            self.handle.write("".join(dumps(dict(zip(FIELDS, row))) + "\n" for row in rows))
+        elif self.fmt.startswith("csv"):
+            self.csv.writerows(rows)
+        else:
+            columns = list(zip(*rows))
+            table = self.pa.table({name: self.pa.array(column, self.pa.string()) for name, column in zip(FIELDS, columns)}, schema=self.schema)
+            self.parquet.write_table(table)
+
+    def close(self) -> None:
+        self.flush()
+        if self.fmt == "parquet":
+            self.parquet.close()
+        else:
+            self.handle.close()
+
+
+def _days(start: tuple[int, int, int], count: int) -> list[str]:
+    import datetime as dt
+
+    first = dt.date(*start)
+    return [(first + dt.timedelta(days=offset)).isoformat() for offset in range(count)]
+
+
+def generate(directory: Path, args: argparse.Namespace) -> dict:
+    """Write train and eval files; return what a correct check must find."""
+    rnd = random.Random(args.seed)
+    suffix = args.format
+    train_path, eval_path = directory / f"train.{suffix}", directory / f"eval.{suffix}"
+    train_days = _days((2025, 1, 1), 577)  # 2025-01-01 .. 2026-07-31, before the cutoff
+    eval_days = _days((2026, 8, 1), 61)  # 2026-08-01 .. 2026-09-30
+    late_days = _days((2026, 8, 1), 30)
+    train_pool = max(args.leaked_groups + 1, args.train_rows // 5)
+    eval_pool = max(1, args.eval_rows // 5)
+
+    leak_rows = set(_spread(args.leaked_groups, args.train_rows, 7))
+    late_rows = _spread(args.time_leaks, args.train_rows, 13)
+    dup_rows = set(_spread(args.duplicates, args.train_rows, 29))
+    leaked_customers: list[int] = []
+    customer_rows: dict[int, int] = {}
+    dup_prompts: list[str] = []
+
+    def stamp(days: list[str]) -> str:
+        second = rnd.randrange(86400)
+        return f"{rnd.choice(days)}T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
+
+    writer = _Writer(train_path, args.format)
+    customers = [0] * args.train_rows
+    for i in range(args.train_rows):
+        customer = rnd.randrange(train_pool)
+        if i in leak_rows:
+            while customer in leaked_customers:
+                customer = (customer + 1) % train_pool
+            leaked_customers.append(customer)
+        customers[i] = customer
+        when = stamp(late_days) if i in late_rows else stamp(train_days)
+        prompt = f"Order {i * 7 + 3} from customer {customer}: I want a refund for item {rnd.randrange(10**6)}, it arrived damaged."
+        if i in dup_rows:
+            dup_prompts.append(prompt)
+        writer.add((f"tr-{i:07d}", f"cust-{customer:06d}", when, prompt, "Checked the order date and the window; refund issued."))
+    writer.close()
+    leaked_set = set(leaked_customers)
+    for customer in customers:
+        if customer in leaked_set:
+            customer_rows[customer] = customer_rows.get(customer, 0) + 1
+    del customers
+
+    # each leaked customer gets two eval rows (one if eval is tiny)
+    per_group = 2 if args.eval_rows >= 4 * max(1, args.leaked_groups) else 1
+    eval_leak_rows = _spread(args.leaked_groups * per_group, args.eval_rows, 3)
+    eval_leak = {row: leaked_customers[n % max(1, args.leaked_groups)] for n, row in enumerate(eval_leak_rows)}
+    eval_dup = dict(zip(_spread(args.duplicates, args.eval_rows, 101), dup_prompts))
+    if set(eval_dup) & set(eval_leak):
+        raise SystemExit("internal: duplicate rows and leaked-group rows overlap; choose other counts")
+    writer = _Writer(eval_path, args.format)
+    for i in range(args.eval_rows):
+        customer = train_pool + rnd.randrange(eval_pool)
+        if i in eval_leak:
+            customer = eval_leak[i]
+        prompt = f"Eval ticket {i}: customer {customer} asks whether order {rnd.randrange(10**7)} can still be refunded."
+        if i in eval_dup:  # same input, different case and spacing
+            prompt = "  " + eval_dup[i].upper().replace(" ", "   ") + " "
+        writer.add((f"ev-{i:07d}", f"cust-{customer:06d}", stamp(eval_days), prompt, "Within the window; refund issued."))
+    writer.close()
+
+    return {
+        "train": str(train_path),
+        "eval": str(eval_path),
+        "leaked_groups": args.leaked_groups,
+        "leaked_train_rows": sum(customer_rows.values()),
+        "leaked_eval_rows": len(eval_leak),
+        "leaked_values": sorted(f"cust-{customer:06d}" for customer in leaked_customers),
+        "time_leaks_train": args.time_leaks,
+        "time_leak_rows": sorted(row + 1 for row in late_rows),
+        "time_leaks_eval": 0,
+        "duplicates": args.duplicates,
+    }
+
+
+# --------------------------------------------------------------------------
+# the two sides (each runs in a child process: python data_leakage.py --child ...)
+
+
+def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
+    sys.path.insert(0, str(ROOT / "src"))
+    from planlint.split_data import check_split_data
+
+    kwargs = dict(group_key=GROUP_KEY, time_key=TIME_KEY, cutoff=CUTOFF, input_fields=None, cache_dir=Path(cache_dir))
+    start = time.perf_counter()
+    issues, notes = check_split_data(Path(train), Path(eval_), **kwargs)
+    cold = time.perf_counter() - start
+    start = time.perf_counter()
+    again, _ = check_split_data(Path(train), Path(eval_), **kwargs)
+    warm = time.perf_counter() - start
+    assert [issue.message for issue in again] == [issue.message for issue in issues], "cached result differs"
+    from planlint.split_data import _scan
+
+    stats = dict(_scan.last_stats)
+    result = {"seconds": cold, "warm_seconds": warm, "mode": stats.get("mode"), "workers": stats.get("workers", 1),
+              "worker_peak_mb": [kb / 1024 for kb in stats.get("worker_peak_kb") or []], "leaked_groups": 0, "leaked_train_rows": 0, "leaked_eval_rows": 0,
+              "leaked_values": [], "time_leaks_train": 0, "time_leak_rows": [], "time_leaks_eval": 0, "duplicates": 0,
+              "messages": [f"{issue.code} [{issue.split}] {issue.message}" for issue in issues] + [f"note: {note.message}" for note in notes]}
+    for issue in issues:
+        count = int(issue.message.split(" ", 1)[0])
+        if issue.code == "PL207":
+            result["leaked_groups"] = count
+            rows = re.search(r"\((\d+) train rows?, (\d+) eval rows?\)", issue.message)
+            result["leaked_train_rows"], result["leaked_eval_rows"] = int(rows.group(1)), int(rows.group(2))
+            result["leaked_values"] = sorted(re.findall(r"'(cust-\d+)'", issue.message))
+        elif issue.code == "PL208" and issue.split == "train":
+            result["time_leaks_train"] = count
+            result["time_leak_rows"] = sorted(int(row) for row in re.findall(r"row (\d+) '", issue.message))
+        elif issue.code == "PL208":
+            result["time_leaks_eval"] = count
+        elif issue.code == "PL209":
+            result["duplicates"] = count
+    return result
+
+
+def _duck_source(path: str) -> str:
+    quoted = path.replace("'", "''")
+    if ".jsonl" in path:
+        columns = "{" + ", ".join(f"'{name}': 'VARCHAR'" for name in (GROUP_KEY, TIME_KEY, INPUT_KEY)) + "}"
+        return f"read_json('{quoted}', format='newline_delimited', columns={columns})"
+    if ".csv" in path:
+        return f"read_csv('{quoted}', header=true, all_varchar=true)"
+    return f"read_parquet('{quoted}')"
+
+
+def _child_duckdb(train: str, eval_: str) -> dict:
+    import duckdb
+
+    start = time.perf_counter()
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    normalized = f"trim(regexp_replace(lower(nfc_normalize({INPUT_KEY})), '\\s+', ' ', 'g'))"
+    # Load the three needed columns once. Insertion order is preserved (DuckDB's
+    # default), so rowid + 1 is the row number; cheaper than row_number() OVER ().
+    for table, path in (("tr_load", train), ("ev_load", eval_)):
+        con.execute(
+            f"CREATE TEMP TABLE {table} AS SELECT {GROUP_KEY} AS g, "
+            f"TRY_CAST({TIME_KEY} AS TIMESTAMPTZ) AS ts, {normalized} AS norm FROM {_duck_source(path)}"
+        )
+        con.execute(f"CREATE TEMP VIEW {table[:2]} AS SELECT rowid + 1 AS rn, g, ts, norm FROM {table}")
+    groups = con.execute(
+        """WITH e AS (SELECT g, count(*) AS n, min(rn) AS first FROM ev WHERE g IS NOT NULL AND g <> '' GROUP BY g),
+                t AS (SELECT g, count(*) AS n, min(rn) AS first FROM tr WHERE g IN (SELECT g FROM e) GROUP BY g)
+           SELECT count(*), coalesce(sum(t.n), 0), coalesce(sum(e.n), 0),
+                  list(struct_pack(value := g, train_row := t.first, eval_row := e.first) ORDER BY e.first)[1:5],
+                  list(g)
+           FROM t JOIN e USING (g)"""
+    ).fetchone()
+    cutoff = f"TIMESTAMPTZ '{CUTOFF} 00:00:00+00'"
+    train_late = con.execute(f"SELECT count(*), list(rn ORDER BY rn)[1:5] FROM tr WHERE ts >= {cutoff}").fetchone()
+    eval_early = con.execute(f"SELECT count(*), list(rn ORDER BY rn)[1:5] FROM ev WHERE ts < {cutoff}").fetchone()
+    dups = con.execute(
+        """WITH e AS (SELECT norm, count(*) AS n, min(rn) AS first FROM ev WHERE norm <> '' GROUP BY norm),
+                t AS (SELECT norm, count(*) AS n, min(rn) AS first FROM tr WHERE norm IN (SELECT norm FROM e) GROUP BY norm)
+           SELECT count(*), coalesce(sum(t.n), 0), coalesce(sum(e.n), 0),
+                  list(struct_pack(value := left(norm, 40), train_row := t.first, eval_row := e.first) ORDER BY e.first)[1:5]
+           FROM t JOIN e USING (norm)"""
+    ).fetchone()
+    seconds = time.perf_counter() - start
+    con.close()
+    return {
+        "seconds": seconds,
+        "threads": os.cpu_count(),
+        "leaked_groups": groups[0],
+        "leaked_train_rows": int(groups[1]),
+        "leaked_eval_rows": int(groups[2]),
+        "leaked_values": sorted(groups[4] or []),
+        "leaked_examples": groups[3],
+        "time_leaks_train": train_late[0],
+        "time_leak_rows": sorted(train_late[1] or []),
+        "time_leaks_eval": eval_early[0],
+        "duplicates": dups[0],
+        "duplicate_examples": dups[3],
+    }
+
+
+def _own_peak_mb() -> float | None:
+    """This process's peak resident set (VmHWM). Unlike ru_maxrss it is not
+    inherited across exec from the (larger) parent that spawned us."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _descendants(pid: int) -> list[int]:
+    """pid and all its descendants, from /proc (Linux)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            parents.setdefault(int(fields[1]), []).append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(parents.get(current, []))
+    return found
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _run_child(side: str, files: dict, cache_dir: str) -> dict:
+    """Run one side in a child process; meanwhile sample the proportional set
+    size (PSS: shared pages divided among the processes sharing them) of the
+    child and its worker processes every 20 ms."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", side, files["train"], files["eval"], cache_dir]
+    sampling = os.path.exists("/proc/self/smaps_rollup")
+    peak_pss = 0
+    with tempfile.TemporaryFile() as out:
+        child = subprocess.Popen(command, stdout=out)
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if sampling:
+                peak_pss = max(peak_pss, sum(_pss_kb(process) for process in _descendants(child.pid)))
+            time.sleep(0.02)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode()
+    if child.returncode != 0:
+        raise SystemExit(f"{side} child failed with exit status {child.returncode}")
+    result = json.loads(text)
+    # ru_maxrss (KiB on Linux) of a child can include the parent's resident
+    # set at the time of the fork/exec; the child's own VmHWM does not.
+    result["ru_maxrss_mb"] = usage.ru_maxrss / 1024
+    result["main_peak_mb"] = result.get("vmhwm_mb") or result["ru_maxrss_mb"]
+    # planlint may fork workers: count each one's own peak on top (an upper
+    # bound: pages a worker shares with its parent are counted twice)
+    result["peak_mb"] = result["main_peak_mb"] + sum(result.get("worker_peak_mb") or [])
+    result["cpu_seconds"] = usage.ru_utime + usage.ru_stime  # includes reaped workers
+    result["pss_peak_mb"] = peak_pss / 1024 if sampling else None
+    return result
+
+
+def _best(runs: list[dict]) -> dict:
+    """The run with the least wall time (the least disturbed by other load);
+    peak memory is the largest seen in any run."""
+    best = dict(min(runs, key=lambda run: run["seconds"]))
+    best["all_seconds"] = [round(run["seconds"], 3) for run in runs]
+    best["peak_mb"] = max(run["peak_mb"] for run in runs)
+    best["main_peak_mb"] = max(run["main_peak_mb"] for run in runs)
+    sampled = [run["pss_peak_mb"] for run in runs if run.get("pss_peak_mb")]
+    best["pss_peak_mb"] = max(sampled) if sampled else None
+    return best
+
+
+# --------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--train-rows", type=int, default=1_000_000)
+    parser.add_argument("--eval-rows", type=int, default=100_000)
+    parser.add_argument("--leaked-groups", type=int, default=3, help="customers placed in both splits")
+    parser.add_argument("--time-leaks", type=int, default=1, help="train rows dated after the cutoff")
+    parser.add_argument("--duplicates", type=int, default=5, help="train inputs repeated (case/space changed) in eval")
+    parser.add_argument("--format", choices=FORMATS, default="jsonl")
+    parser.add_argument("--seed", type=int, default=20260801)
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    parser.add_argument("--keep-dir", metavar="DIR", help="generate into DIR and keep it (files already there for the same parameters are reused)")
+    parser.add_argument("--repeat", type=int, default=3, help="run both sides N times and compare the fastest runs (default 3)")
+    parser.add_argument("--check-targets", action="store_true", help=f"exit 1 if planlint is slower than {RATIO_TARGET}x DuckDB or peaks at {MEMORY_TARGET_MB} MB or more")
+    parser.add_argument("--child", nargs=4, metavar=("SIDE", "TRAIN", "EVAL", "CACHE"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        side, train, eval_, cache = args.child
+        result = _child_planlint(train, eval_, cache) if side == "planlint" else _child_duckdb(train, eval_)
+        result["vmhwm_mb"] = _own_peak_mb()
+        print(json.dumps(result, default=str))
+        return 0
+
+    try:
+        import duckdb  # noqa: F401
+    except ImportError:
+        print("this benchmark needs duckdb: pip install duckdb", file=sys.stderr)
+        return 2
+
+    temporary = None
+    if args.keep_dir:
+        directory = Path(args.keep_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+    else:
+        temporary = tempfile.TemporaryDirectory(prefix="planlint-bench-")
+        directory = Path(temporary.name)
+    try:
+        params = {key: getattr(args, key) for key in ("train_rows", "eval_rows", "leaked_groups", "time_leaks", "duplicates", "format", "seed")}
+        if args.repeat < 1:
+            parser.error("--repeat must be at least 1")
+        manifest = directory / "manifest.json"
+        expected = None
+        if manifest.exists():
+            try:
+                saved = json.loads(manifest.read_text())
+                if saved.get("params") == params and all(Path(saved["expected"][k]).exists() for k in ("train", "eval")):
+                    expected = saved["expected"]
+            except (ValueError, KeyError, TypeError):
+                expected = None
+        if expected is None:
+            start = time.perf_counter()
+            expected = generate(directory, args)
+            manifest.write_text(json.dumps({"params": params, "expected": expected}))
+            print(f"generated {args.train_rows:,} train + {args.eval_rows:,} eval rows ({args.format}) in {time.perf_counter() - start:.1f} s")
+        sizes = {split: Path(expected[split]).stat().st_size for split in ("train", "eval")}
+        planlint_runs, duck_runs = [], []
+        for _ in range(args.repeat):
+            with tempfile.TemporaryDirectory(prefix="planlint-bench-cache-") as cache_dir:
+                planlint_runs.append(_run_child("planlint", expected, cache_dir))
+            duck_runs.append(_run_child("duckdb", expected, "-"))
+        planlint, duck = _best(planlint_runs), _best(duck_runs)
+    finally:
+        if temporary is not None:
+            temporary.cleanup()
+
+    ratio = planlint["seconds"] / duck["seconds"]
+    print(f"files: train {sizes['train'] / 1e6:.1f} MB, eval {sizes['eval'] / 1e6:.1f} MB ({args.format}); cpus: {os.cpu_count()}")
+    workers = f"{planlint['workers']} worker process{'es' if planlint['workers'] != 1 else ''}" if planlint["mode"] == "parallel" else "1 process"
+    print(f"{'':28}{'planlint':>12}{'duckdb':>12}")
+    print(f"{'time (s), best of ' + str(args.repeat):28}{planlint['seconds']:>12.2f}{duck['seconds']:>12.2f}")
+    print(f"{'  all runs (s)':28}{' '.join(f'{x:.2f}' for x in planlint['all_seconds']):>12}  {' '.join(f'{x:.2f}' for x in duck['all_seconds'])}")
+    print(f"{'cpu time (s)':28}{planlint['cpu_seconds']:>12.2f}{duck['cpu_seconds']:>12.2f}")
+    print(f"{'time, cached rerun (s)':28}{planlint['warm_seconds']:>12.3f}{'-':>12}")
+    print(f"{'peak memory (MB)':28}{planlint['peak_mb']:>12.0f}{duck['peak_mb']:>12.0f}")
+    if planlint["mode"] == "parallel":
+        print(f"{'  planlint main + workers':28}{planlint['main_peak_mb']:>8.0f} + {' + '.join(f'{mb:.0f}' for mb in planlint['worker_peak_mb'])}"
+              "  (each process's VmHWM; shared pages counted in each)")
+    if planlint.get("pss_peak_mb") and duck.get("pss_peak_mb"):
+        print(f"{'peak PSS, sampled (MB)':28}{planlint['pss_peak_mb']:>12.0f}{duck['pss_peak_mb']:>12.0f}")
+    print(f"planlint ran with {workers}; duckdb with {duck['threads']} threads")
+    print(f"ratio planlint/duckdb: {ratio:.2f}x (target <= {RATIO_TARGET}x); planlint peak {planlint['peak_mb']:.0f} MB (target < {MEMORY_TARGET_MB} MB)")
+
+    keys = ["leaked_groups", "leaked_train_rows", "leaked_eval_rows", "leaked_values", "time_leaks_train", "time_leak_rows", "time_leaks_eval", "duplicates"]
+    problems = []
+    for key in keys:
+        shown = key.replace("_", " ")
+        if key == "time_leak_rows":  # both name the first few rows only
+            want = expected[key][:5]
+        else:
+            want = expected[key]
+        for name, side in (("planlint", planlint), ("duckdb", duck)):
+            got = side[key][:5] if key == "time_leak_rows" else side[key]
+            if got != want:
+                problems.append(f"{name} {shown}: expected {want}, got {got}")
+        if key not in ("leaked_values", "time_leak_rows"):
+            print(f"  {shown:22} expected {expected[key]!s:>8}  planlint {planlint[key]!s:>8}  duckdb {duck[key]!s:>8}")
+    for message in planlint["messages"]:
+        print("  planlint:", message[:300] + ("…" if len(message) > 300 else ""))
+    meets = ratio <= RATIO_TARGET and planlint["peak_mb"] < MEMORY_TARGET_MB
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "params": params, "repeat": args.repeat, "cpus": os.cpu_count(), "file_bytes": sizes, "expected": expected,
+            "planlint": planlint, "duckdb": duck, "ratio": ratio, "targets_met": meets, "problems": problems,
+        }, indent=2, default=str))
+    if problems:
+        print("MISMATCH:\n  " + "\n  ".join(problems))
+        return 1
+    print("both sides found the known leaks; targets " + ("met" if meets else "NOT met"))
+    return 1 if (args.check_targets and not meets) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,431 @@
+"""Data-aware split checks (PL207 group-leakage, PL208 time-leakage,
+PL209 duplicate-across-splits) over the local train and eval files.
+
+    issues, notes = check_split_data(train, eval_, group_key="customer_id",
+                                     time_key="created_at", cutoff="2026-08-01",
+                                     input_fields=None, cache_dir=Path(".planlint_cache"))
+
+The smaller file (by size on disk) is read first and only what the checks
+need is kept from it: its distinct group values (with the first row and a
+row count each), one 64-bit hash per distinct normalized input (with the
+first row), never the rows themselves. The larger file is then streamed in
+fixed-size chunks, by forked worker processes when it is large (see
+_scan.py), and compared against that. Memory is therefore bounded by the
+smaller split's distinct group values and inputs plus one chunk per process,
+not by the size of either file. See docs/data-checks.md.
+
+Nothing heavy is imported at module import: pyarrow only when a Parquet
+file is read.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from planlint.split_data import _scan
+from planlint.split_data._formats import (
+    Fields,
+    FileReport,
+    MissingExtra,
+    Sample,
+    UnsupportedFormat,
+    detect_format,
+    row_hint,
+)
+from planlint.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
+
+__all__ = ["DataIssue", "DataNote", "check_split_data", "CACHE_VERSION"]
+
+#: Bump when what is checked or how results are worded changes: old cache
+#: entries then stop matching.
+CACHE_VERSION = 1
+
+#: How many offending values / rows a message names before "and N more".
+EXAMPLES = 5
+
+
+@dataclass
+class DataIssue:
+    """A finding: PL207, PL208 or PL209, at the `path` of `split`."""
+
+    code: str  # "PL207" | "PL208" | "PL209"
+    split: str  # "train" or "eval": which split's `path` value the finding points at
+    message: str
+
+
+@dataclass
+class DataNote:
+    """Not a finding: something the user should know about the data check
+    (skipped rows, a check that could not run)."""
+
+    split: str | None
+    message: str
+
+
+def check_split_data(
+    train_path: Path,
+    eval_path: Path,
+    *,
+    group_key: str | None,
+    time_key: str | None,
+    cutoff: str | None,
+    input_fields: list[str] | None,
+    cache_dir: Path | None,
+) -> tuple[list[DataIssue], list[DataNote]]:
+    """Check two existing split files against each other.
+
+    PL207 fires (at eval) when a `group_key` value occurs in both files;
+    PL208 (at train, and separately at eval) when a train row's `time_key` is
+    at or after `cutoff` or an eval row's is before it; PL209 (at eval) when
+    the same normalized input occurs in both files. The time check runs only
+    with both `time_key` and a valid `cutoff` (PL204 reports a bad one).
+    Never raises for bad data: unreadable rows and files become notes.
+    """
+    train_path, eval_path = Path(train_path), Path(eval_path)
+    group_key = str(group_key) if group_key is not None and str(group_key) != "" else None
+    time_key = str(time_key) if time_key is not None and str(time_key) != "" else None
+    inputs = tuple(str(name) for name in input_fields) if input_fields else None
+    cut = parse_cutoff(cutoff) if (time_key is not None and cutoff is not None) else None
+    if cut is None:
+        time_key = None
+
+    try:
+        if train_path.resolve() == eval_path.resolve():
+            return [], [DataNote("eval", f"{eval_path}: train and eval are the same file (see PL202); data-aware checks skipped")]
+    except OSError:
+        pass
+
+    formats = {}
+    for split, path in (("train", train_path), ("eval", eval_path)):
+        try:
+            formats[split] = detect_format(path)
+        except UnsupportedFormat:
+            return [], [DataNote(split, f"{path}: not a supported split format (.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz); data-aware checks skipped")]
+    for split, path in (("train", train_path), ("eval", eval_path)):
+        if formats[split][0] == "parquet" and not _have_pyarrow():
+            return [], [DataNote(split, f"{path}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
+
+    params = {
+        "version": CACHE_VERSION,
+        "train": str(train_path),
+        "eval": str(eval_path),
+        "group_key": group_key,
+        "time_key": time_key,
+        "cutoff": cut.aware.isoformat() if cut else None,
+        "cutoff_text": cut.text if cut else None,
+        "input_fields": list(inputs) if inputs else None,
+    }
+    cache_file: Path | None = None
+    if cache_dir is not None:
+        try:
+            key = _cache_key(params, train_path, eval_path)
+        except OSError as error:
+            return [], [DataNote(None, f"could not read the split files ({_os_error(error)}); data-aware checks skipped")]
+        cache_file = Path(cache_dir) / "split-data" / f"{key}.json"
+        cached = _cache_read(cache_file)
+        if cached is not None:
+            return cached
+
+    try:
+        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs)
+    except MissingExtra:
+        return [], [DataNote(None, "reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
+    except _ReadError as error:
+        return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped")]
+    if cache_file is not None:
+        _cache_write(cache_file, issues, notes)
+    return issues, notes
+
+
+# --------------------------------------------------------------------------
+# the check
+
+
+class _ReadError(Exception):
+    def __init__(self, split: str, path: Path, reason: str) -> None:
+        super().__init__(reason)
+        self.split, self.path, self.reason = split, path, reason
+
+
+def _os_error(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    text = str(error) or type(error).__name__
+    return text[:200]
+
+
+def _have_pyarrow() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("pyarrow") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class _Side:
+    """A split file and what was found in it, for messages."""
+
+    def __init__(self, split: str, path: Path, fmt: str, gz: bool) -> None:
+        self.split, self.path, self.fmt, self.gz = split, path, fmt, gz
+        self.report = FileReport()
+
+    @property
+    def time_leaks(self) -> Sample:
+        return self.report.time_leaks
+
+
+def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs):
+    train = _Side("train", train_path, *formats["train"])
+    held_out = _Side("eval", eval_path, *formats["eval"])
+    try:
+        train_size, eval_size = train_path.stat().st_size, eval_path.stat().st_size
+    except OSError as error:
+        raise _ReadError("train", train_path, _os_error(error)) from None
+    small, big = (held_out, train) if eval_size <= train_size else (train, held_out)
+    fields = Fields(group_key, time_key, inputs)
+
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of short-lived dicts; nothing here makes cycles
+    try:
+        side = small
+        index, small.report = _scan.read_small(_scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut))
+        side = big
+        result = _scan.read_big(_scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut), index)
+        big.report = result.report
+    except MissingExtra:
+        raise
+    except Exception as error:  # OSError, gzip/zlib errors, EOFError, pyarrow errors, ...
+        raise _ReadError(side.split, side.path, _os_error(error)) from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+    issues: list[DataIssue] = []
+    sides = {"train": train, "eval": held_out}
+    if group_key is not None and result.leaked:
+        issues.append(_group_issue(group_key, small, big, index.groups, result.leaked, sides))
+    if cut is not None:
+        for side in (train, held_out):
+            if side.time_leaks.count:
+                issues.append(_time_issue(side, time_key, cut))
+    if result.dups:
+        issues.append(_duplicate_issue(small, big, index.hashes, index.hash_counts, result.dups, inputs, sides))
+    notes = [note for note in (_file_note(side, fields) for side in (train, held_out)) if note is not None]
+    return issues, notes
+
+
+# --------------------------------------------------------------------------
+# messages
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
+def _rows_text(rows: list[int], count: int) -> str:
+    """"row 4" or "rows 4, 9, 12, …" (the first few of `count`)."""
+    text = ", ".join(str(row) for row in rows)
+    return ("row " if count == 1 else "rows ") + text + (", …" if count > len(rows) else "")
+
+
+def _hints(*sides: _Side) -> str:
+    """How to read the row numbers, e.g. "(row N is line N of each file)"."""
+    by_hint: dict[str, list[str]] = {}
+    for side in sides:
+        by_hint.setdefault(side.fmt, []).append(side.split)
+    if len(by_hint) == 1:
+        return f"({row_hint(sides[0].fmt, plural=len(sides) > 1)})"
+    return "(" + "; ".join(f"{' and '.join(splits)}: {row_hint(fmt)}" for fmt, splits in by_hint.items()) + ")"
+
+
+def _more(total: int, shown: int) -> str:
+    return f", and {total - shown} more" if total > shown else ""
+
+
+def _group_issue(group_key, small: _Side, big: _Side, groups, leaked, sides) -> DataIssue:
+    # first row and row count of each leaked value, per split
+    per_split: dict[str, dict[str, list[int]]] = {small.split: {key: groups[key] for key in leaked}, big.split: leaked}
+    train_rows = sum(entry[1] for entry in per_split["train"].values())
+    eval_rows = sum(entry[1] for entry in per_split["eval"].values())
+    order = sorted(leaked, key=lambda key: per_split["eval"][key][0])
+    shown = [
+        f"{show_value(key)} (train row {per_split['train'][key][0]}, eval row {per_split['eval'][key][0]})"
+        for key in order[:EXAMPLES]
+    ]
+    count = len(leaked)
+    are = "occurs" if count == 1 else "occur"
+    return DataIssue(
+        "PL207",
+        "eval",
+        f"{_plural(count, group_key + ' value')} {are} in both train and eval "
+        f"({_plural(train_rows, 'train row')}, {_plural(eval_rows, 'eval row')}): "
+        f"{'; '.join(shown)}{_more(count, len(shown))}. "
+        f"Each {group_key} must sit wholly in one split: move all rows of "
+        f"{'this value' if count == 1 else 'these values'} to train or to eval "
+        f"{_hints(sides['train'], sides['eval'])}",
+    )
+
+
+def _time_issue(side: _Side, time_key: str, cut) -> DataIssue:
+    leaks = side.time_leaks
+    shown = [f"row {row} {show_value(value)}" for row, value in zip(leaks.rows, leaks.values)]
+    rows = _plural(leaks.count, f"{side.split} row")
+    verb = "is" if leaks.count == 1 else "are"
+    if side.split == "train":
+        what = f"{rows} {verb} dated at or after the cutoff {cut.text}"
+        fix = "train rows must be strictly before the cutoff: move them to eval, drop them, or move the cutoff"
+    else:
+        what = f"{rows} {verb} dated before the cutoff {cut.text}"
+        fix = "eval rows must be at or after the cutoff: move them to train, drop them, or move the cutoff"
+    return DataIssue(
+        "PL208",
+        side.split,
+        f"{what} ({time_key}): {', '.join(shown)}{_more(leaks.count, len(shown))}; {fix} {_hints(side)}",
+    )
+
+
+def _fields_text(inputs, sides) -> str:
+    if inputs:
+        return "field" + ("s " if len(inputs) > 1 else " ") + ", ".join(inputs)
+    used = {side.report.input_field for side in sides if side.report.input_field}
+    if len(used) == 1 and all(side.fmt != "jsonl" for side in sides):
+        return f"field {used.pop()}"
+    return "the first of " + ", ".join(DEFAULT_INPUT_FIELDS) + " present"
+
+
+def _duplicate_issue(small: _Side, big: _Side, hashes, hash_counts, dups, inputs, sides) -> DataIssue:
+    per_split: dict[str, dict[int, tuple[int, int]]] = {
+        small.split: {code: (hashes[code], hash_counts.get(code, 1)) for code in dups},
+        big.split: {code: (entry[0], entry[1]) for code, entry in dups.items()},
+    }
+    train_rows = sum(entry[1] for entry in per_split["train"].values())
+    eval_rows = sum(entry[1] for entry in per_split["eval"].values())
+    order = sorted(dups, key=lambda code: per_split["eval"][code][0])
+    shown = [
+        f"{dups[code][2]} (train row {per_split['train'][code][0]}, eval row {per_split['eval'][code][0]})"
+        for code in order[:EXAMPLES]
+    ]
+    count = len(dups)
+    return DataIssue(
+        "PL209",
+        "eval",
+        f"{_plural(count, 'input')} {'occurs' if count == 1 else 'occur'} in both train and eval "
+        f"({_plural(train_rows, 'train row')}, {_plural(eval_rows, 'eval row')}; compared on "
+        f"{_fields_text(inputs, (sides['train'], sides['eval']))} after NFKC, case-folding and whitespace collapsing): "
+        f"{'; '.join(shown)}{_more(count, len(shown))}. "
+        f"An eval input seen in training does not measure generalisation: remove "
+        f"{'it' if count == 1 else 'them'} from train (or from eval) {_hints(sides['train'], sides['eval'])}",
+    )
+
+
+def _file_note(side: _Side, fields: Fields) -> DataNote | None:
+    report = side.report
+    parts: list[str] = []
+    bad_kind = "not valid JSON" if side.fmt == "jsonl" else ("malformed CSV" if side.fmt == "csv" else "unreadable")
+    if report.invalid.count:
+        parts.append(f"{_plural(report.invalid.count, 'row')} skipped as {bad_kind} ({_rows_text(report.invalid.rows, report.invalid.count)})")
+    if report.not_object.count:
+        parts.append(f"{_plural(report.not_object.count, 'row')} skipped as not a JSON object ({_rows_text(report.not_object.rows, report.not_object.count)})")
+    total = report.rows
+
+    def missing(sample: Sample, name: str, check: str) -> None:
+        if not sample.count:
+            return
+        if name in report.absent_columns:
+            parts.append(f"no {name} column, so {check} was not checked")
+        elif sample.count == total:
+            parts.append(f"no row has {name}, so {check} was not checked")
+        else:
+            parts.append(f"{_plural(sample.count, 'row')} without {name} ({_rows_text(sample.rows, sample.count)}) not checked for {check}")
+
+    if fields.group_key is not None:
+        missing(report.no_group, fields.group_key, "group leakage")
+    if fields.time_key is not None:
+        missing(report.no_time, fields.time_key, "time leakage")
+        bad = report.bad_time
+        if bad.count:
+            first = f"row {bad.rows[0]}: {show_value(bad.values[0])}"
+            rest = f"; {_rows_text(bad.rows[1:], bad.count - 1)}" if bad.count > 1 else ""
+            parts.append(f"{_plural(bad.count, 'row')} with an unparseable {fields.time_key} ({first}{rest}) not checked for time leakage")
+    if report.no_input.count:
+        if fields.inputs:
+            name = " / ".join(fields.inputs)
+        elif report.input_field:
+            name = report.input_field
+        else:
+            name = "an input field (" + ", ".join(DEFAULT_INPUT_FIELDS) + ")"
+        if report.no_input.count == total:
+            parts.append(f"no row has {name}, so duplicates across splits were not checked")
+        else:
+            parts.append(f"{_plural(report.no_input.count, 'row')} with no or an empty {name} ({_rows_text(report.no_input.rows, report.no_input.count)}) not checked for duplicates")
+    if total == 0 and not report.invalid.count and not report.not_object.count:
+        parts.append("no data rows")
+    if not parts:
+        return None
+    return DataNote(side.split, f"{side.path}: " + "; ".join(parts) + f" {_hints(side)}")
+
+
+# --------------------------------------------------------------------------
+# cache
+
+
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        if hasattr(hashlib, "file_digest"):
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+        digest = hashlib.sha256()
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        return digest.hexdigest()
+
+
+def _cache_key(params: dict, train_path: Path, eval_path: Path) -> str:
+    material = json.dumps(
+        {**params, "train_sha256": _file_sha256(train_path), "eval_sha256": _file_sha256(eval_path)},
+        sort_keys=True,
+    )
+    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _cache_read(path: Path) -> tuple[list[DataIssue], list[DataNote]] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+            return None
+        issues = [DataIssue(str(code), str(split), str(message)) for code, split, message in data["issues"]]
+        notes = [DataNote(None if split is None else str(split), str(message)) for split, message in data["notes"]]
+        return issues, notes
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _cache_write(path: Path, issues: list[DataIssue], notes: list[DataNote]) -> None:
+    data = {
+        "version": CACHE_VERSION,
+        "issues": [[issue.code, issue.split, issue.message] for issue in issues],
+        "notes": [[note.split, note.message] for note in notes],
+    }
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=".tmp-", suffix=".json", delete=False)
+        try:
+            with handle:
+                json.dump(data, handle, ensure_ascii=False)
+            os.replace(handle.name, path)
+        except BaseException:
+            try:
+                os.unlink(handle.name)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        pass  # a cache that cannot be written is only a slower next run

@@ -1,0 +1,417 @@
+"""The two passes of the data-aware split checks.
+
+1. The smaller split is read whole, in this process, into a `SmallIndex`:
+   each distinct group value with its first row and row count, and one
+   64-bit hash per distinct normalized input with its first row.
+2. The larger split is streamed and compared against the index. A large
+   JSON Lines or CSV file is cut into pieces that start on a row boundary and
+   read by worker processes (fork, Linux only, when this process runs no other
+   thread); each returns the leaks of its piece with row numbers local to
+   the piece, and the pieces are merged in file order. Any trouble with the
+   workers (a CSV piece cut inside a quoted field, a dead worker) and the file
+   is simply read again in this process: the result never depends on how the
+   file was cut.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from planlint.split_data._formats import (
+    FILE,
+    CsvLayout,
+    Fields,
+    FileReport,
+    Unsplittable,
+    iter_batches,
+    plan_units,
+)
+from planlint.split_data._values import (
+    Cutoff,
+    group_text,
+    make_time_test,
+    normalize_text,
+    normalize_value,
+    show_value,
+)
+
+#: Below this size (on disk) the larger split is read in this process.
+PARALLEL_MIN_BYTES = 32 << 20
+#: Size of one piece handed to a worker (plain files; gzip pieces follow
+#: the reader's chunks).
+UNIT_BYTES = 16 << 20
+#: Upper bound on worker processes.
+MAX_WORKERS = 4
+
+_fromisoformat = _dt.datetime.fromisoformat
+
+#: What the last check_split_data() call did, for the benchmark and for
+#: debugging: {"mode": "sequential"|"parallel", "workers": n,
+#: "worker_peak_kb": [...], "fallback": reason or None}.
+last_stats: dict[str, Any] = {}
+
+
+def _blake_digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+#: 64-bit digest of a normalized input. Python's own string hash is 64-bit
+#: SipHash on 64-bit builds and costs a tenth of a blake2b call; it differs
+#: between runs, which does not matter: digests never leave the process and
+#: its forked workers (the cache stores finished messages). 32-bit builds
+#: use blake2b.
+digest: Callable[[str], int] = hash if sys.hash_info.width >= 64 else _blake_digest
+
+
+def input_key(value: Any, fields: tuple[str, ...] | None) -> str:
+    """The normalized text compared by PL209 ('' when the row has none)."""
+    if type(value) is tuple:
+        names = fields or (None,) * len(value)
+        parts = [normalize_value(item, name) for item, name in zip(value, names)]
+        return "\x01".join(parts) if any(parts) else ""
+    if fields is not None and len(fields) == 1:
+        return normalize_value(value, fields[0])
+    return normalize_value(value)
+
+
+def show_input(value: Any) -> str:
+    if type(value) is tuple:
+        value = next((item for item in value if item not in (None, "")), "")
+    return show_value(value)
+
+
+class SideSpec:
+    """One split file and how to check it (inherited by forked workers)."""
+
+    def __init__(self, split: str, path: Path, fmt: str, gz: bool, fields: Fields, cut: Cutoff | None) -> None:
+        self.split, self.path, self.fmt, self.gz = split, path, fmt, gz
+        self.fields = fields
+        self.cut = cut
+        self.layout: CsvLayout | None = None
+
+
+class SmallIndex:
+    def __init__(self) -> None:
+        self.groups: dict[str, list[int]] = {}  # group text -> [first row, rows]
+        self.hashes: dict[int, int] = {}  # input digest -> first row
+        self.hash_counts: dict[int, int] = {}  # input digest -> rows, only when > 1
+
+
+class BigResult:
+    """Leaks found in the larger split (or one piece of it)."""
+
+    def __init__(self) -> None:
+        self.report = FileReport()
+        self.leaked: dict[str, list[int]] = {}  # group text -> [first row, rows]
+        self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, shown value]
+
+    def merge(self, part: "BigResult", offset: int) -> None:
+        self.report.merge(part.report, offset)
+        for key, (first, count) in part.leaked.items():
+            entry = self.leaked.get(key)
+            if entry is None:
+                self.leaked[key] = [first + offset, count]
+            else:
+                entry[1] += count
+        for code, (first, count, shown) in part.dups.items():
+            entry = self.dups.get(code)
+            if entry is None:
+                self.dups[code] = [first + offset, count, shown]
+            else:
+                entry[1] += count
+
+
+# --------------------------------------------------------------------------
+# per-batch loops
+
+
+def _time_loop(spec: SideSpec, report: FileReport, rows, times, at_or_after) -> None:
+    leaks, missing, bad = report.time_leaks, report.no_time, report.bad_time
+    offending = spec.split == "train"  # train offends when at/after; eval when before
+    fromiso, naive, aware = _fromisoformat, spec.cut.naive, spec.cut.aware
+    for row, value in zip(rows, times):
+        if type(value) is str:
+            try:  # fast path for the common case: an ISO string
+                moment = fromiso(value)
+                late = moment >= naive if moment.tzinfo is None else moment >= aware
+            except ValueError:
+                if not value.strip():
+                    missing.add(row)
+                    continue
+                late = at_or_after(value)
+        elif value is None:
+            missing.add(row)
+            continue
+        else:
+            late = at_or_after(value)
+        if late is None:
+            bad.add(row, value)
+        elif late is offending:
+            leaks.add(row, value)
+
+
+def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
+    index, report = SmallIndex(), FileReport()
+    groups, hashes, hash_counts = index.groups, index.hashes, index.hash_counts
+    no_group, no_input = report.no_group, report.no_input
+    fields = spec.fields
+    inputs = fields.inputs
+    at_or_after = make_time_test(spec.cut) if spec.cut is not None else None
+    digest_ = digest
+    for rows, group_values, times, input_values in iter_batches(spec.path, spec.fmt, spec.gz, fields, report):
+        if fields.group_key is not None:
+            for row, value in zip(rows, group_values):
+                if value is None or value == "":
+                    no_group.add(row)
+                    continue
+                key = value if type(value) is str else group_text(value)
+                entry = groups.get(key)
+                if entry is None:
+                    groups[key] = [row, 1]
+                else:
+                    entry[1] += 1
+        if at_or_after is not None:
+            _time_loop(spec, report, rows, times, at_or_after)
+        for row, value in zip(rows, input_values):
+            if type(value) is str:  # normalize_text(), inlined for ASCII
+                text = " ".join(value.lower().split()) if value.isascii() else normalize_text(value)
+            elif value is None:
+                text = ""
+            else:
+                text = input_key(value, inputs)
+            if not text:
+                no_input.add(row)
+                continue
+            code = digest_(text)
+            if code in hashes:
+                hash_counts[code] = hash_counts.get(code, 1) + 1
+            else:
+                hashes[code] = row
+    return index, report
+
+
+def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResult:
+    """Compare one unit of the larger split against the smaller split's index."""
+    result = BigResult()
+    report, leaked, dups = result.report, result.leaked, result.dups
+    groups, hashes = index.groups, index.hashes
+    no_group, no_input = report.no_group, report.no_input
+    fields = spec.fields
+    inputs = fields.inputs
+    at_or_after = make_time_test(spec.cut) if spec.cut is not None else None
+    digest_ = digest
+    check_groups = fields.group_key is not None and bool(groups)
+    check_inputs = bool(hashes)
+    if spec.layout is not None:
+        report.absent_columns = list(spec.layout.absent)
+        report.input_field = spec.layout.input_field
+    for rows, group_values, times, input_values in iter_batches(spec.path, spec.fmt, spec.gz, fields, report, unit, spec.layout):
+        if fields.group_key is not None:
+            for row, value in zip(rows, group_values):
+                if value is None or value == "":
+                    no_group.add(row)
+                    continue
+                if not check_groups:
+                    continue
+                key = value if type(value) is str else group_text(value)
+                if key in groups:
+                    entry = leaked.get(key)
+                    if entry is None:
+                        leaked[key] = [row, 1]
+                    else:
+                        entry[1] += 1
+        if at_or_after is not None:
+            _time_loop(spec, report, rows, times, at_or_after)
+        for row, value in zip(rows, input_values):
+            if type(value) is str:  # normalize_text(), inlined for ASCII
+                text = " ".join(value.lower().split()) if value.isascii() else normalize_text(value)
+            elif value is None:
+                text = ""
+            else:
+                text = input_key(value, inputs)
+            if not text:
+                no_input.add(row)
+                continue
+            if not check_inputs:
+                continue
+            code = digest_(text)
+            if code in hashes:
+                entry = dups.get(code)
+                if entry is None:
+                    dups[code] = [row, 1, show_input(value)]
+                else:
+                    entry[1] += 1
+    return result
+
+
+# --------------------------------------------------------------------------
+# the larger split, in this process or in workers
+
+
+def worker_count() -> int:
+    """PLANLINT_DATA_WORKERS if set (1 turns workers off), else the usable
+    CPUs, at most MAX_WORKERS."""
+    configured = os.environ.get("PLANLINT_DATA_WORKERS", "").strip()
+    if configured:
+        try:
+            return max(1, int(configured))
+        except ValueError:
+            return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cpus))
+
+
+def _can_fork() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False  # fork is unsafe on macOS, absent on Windows
+    if threading.active_count() > 1:
+        return False  # forking a process that runs other threads can deadlock
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def read_big(spec: SideSpec, index: SmallIndex) -> BigResult:
+    workers = worker_count()
+    last_stats.clear()
+    last_stats.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=None)
+    try:
+        size = spec.path.stat().st_size
+    except OSError:
+        size = 0
+    big_enough = size >= (PARALLEL_MIN_BYTES // 4 if spec.gz else PARALLEL_MIN_BYTES)
+    if workers > 1 and spec.fmt in ("jsonl", "csv") and big_enough and _can_fork():
+        try:
+            return _read_big_parallel(spec, index, workers)
+        except (Unsplittable, _WorkersFailed) as reason:
+            last_stats.update(mode="sequential", workers=1, fallback=str(reason))
+    spec.layout = None
+    return scan_unit(spec, index, FILE)
+
+
+class _WorkersFailed(Exception):
+    pass
+
+
+def _own_peak_kb() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _worker(conn, spec: SideSpec, index: SmallIndex) -> None:  # runs in a forked child
+    try:
+        while True:
+            message = conn.recv()
+            if message is None:
+                break
+            number, unit = message
+            try:
+                part = scan_unit(spec, index, unit)
+            except BaseException as error:  # reported to the parent, which reads the file itself
+                conn.send(("error", number, f"{type(error).__name__}: {error}"[:300], None))
+                break
+            conn.send(("ok", number, part, _own_peak_kb()))
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass
+    finally:
+        conn.close()
+
+
+def _read_big_parallel(spec: SideSpec, index: SmallIndex, workers: int) -> BigResult:
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    layout, units = plan_units(spec.path, spec.fmt, spec.gz, spec.fields, UNIT_BYTES)
+    spec.layout = layout
+    context = multiprocessing.get_context("fork")
+    processes, connections = [], []
+    peaks: dict[int, int] = {}
+    total = BigResult()
+    if layout is not None:
+        total.report.absent_columns = list(layout.absent)
+        total.report.input_field = layout.input_field
+    try:
+        for _ in range(workers):
+            parent_end, child_end = context.Pipe()
+            process = context.Process(target=_worker, args=(child_end, spec, index), daemon=True)
+            process.start()
+            child_end.close()
+            processes.append(process)
+            connections.append(parent_end)
+        busy: dict[Any, bool] = {conn: False for conn in connections}
+        finished: dict[int, BigResult] = {}
+        sent = merged = offset = 0
+        exhausted = False
+        last_ended_in_quotes = False
+
+        def feed(conn) -> None:
+            nonlocal sent, exhausted
+            if exhausted:
+                return
+            unit = next(units, None)  # may raise Unsplittable (CSV)
+            if unit is None:
+                exhausted = True
+                return
+            conn.send((sent, unit))
+            sent += 1
+            busy[conn] = True
+
+        for conn in connections:
+            feed(conn)
+        while True:
+            waiting = [conn for conn in connections if busy[conn]]
+            if not waiting:
+                break
+            for conn in wait(waiting):
+                try:
+                    status, number, part, peak = conn.recv()
+                except (EOFError, OSError):
+                    raise _WorkersFailed("a worker process ended unexpectedly") from None
+                busy[conn] = False
+                if status != "ok":
+                    raise _WorkersFailed(f"a worker failed: {part}")
+                if peak is not None:
+                    peaks[id(conn)] = peak
+                finished[number] = part
+                while merged in finished:
+                    piece = finished.pop(merged)
+                    if last_ended_in_quotes:  # the previous piece was cut inside a quoted field
+                        raise Unsplittable("a CSV piece ended inside a quoted field")
+                    last_ended_in_quotes = piece.report.ended_in_quotes
+                    total.merge(piece, offset)
+                    offset += piece.report.lines
+                    merged += 1
+                feed(conn)
+        last_stats.update(mode="parallel", workers=workers, worker_peak_kb=sorted(peaks.values()))
+        return total
+    finally:
+        close = getattr(units, "close", None)
+        if close is not None:
+            close()
+        for conn in connections:
+            try:
+                conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for process in processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+                process.join()
+        for conn in connections:
+            conn.close()

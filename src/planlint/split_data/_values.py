@@ -1,0 +1,226 @@
+"""Value handling for the data-aware split checks: timestamps, normalized
+inputs, group keys and safe display of values in messages.
+
+Standard library only; nothing here imports anything heavy.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import unicodedata
+from typing import Any, Callable
+
+#: The input fields tried, in order, when the plan does not configure
+#: `data.input_fields`: the first one present (and not null) in a row is used.
+DEFAULT_INPUT_FIELDS = ("prompt", "input", "question", "messages")
+
+#: Longest shown excerpt of a value, in characters (before escaping).
+SHOW_CHARS = 40
+
+_UTC = _dt.timezone.utc
+_fromiso = _dt.datetime.fromisoformat
+
+
+# --------------------------------------------------------------------------
+# timestamps
+
+
+class Cutoff:
+    """The boundary instant, pre-computed in the three shapes rows come in.
+
+    A row's time is compared with it as follows: an aware datetime against the
+    aware cutoff, a naive datetime (or a date) as if it were UTC, a number as
+    epoch seconds (UTC).
+    """
+
+    __slots__ = ("text", "aware", "naive", "epoch")
+
+    def __init__(self, text: str, moment: _dt.datetime) -> None:
+        self.text = text
+        self.aware = moment
+        self.naive = moment.astimezone(_UTC).replace(tzinfo=None)
+        self.epoch = moment.timestamp()
+
+
+def parse_cutoff(value: Any) -> Cutoff | None:
+    """`2026-08-01`, `2026-08-01T12:00:00`, `...Z`, `...+02:00` (or a
+    date/datetime object) as a Cutoff; None when it is not one of those."""
+    if isinstance(value, _dt.datetime):
+        moment = value
+        text = value.isoformat()
+    elif isinstance(value, _dt.date):
+        moment = _dt.datetime(value.year, value.month, value.day)
+        text = value.isoformat()
+    elif isinstance(value, str):
+        text = value.strip()
+        if len(text) < 10:
+            return None
+        try:
+            moment = _fromiso(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_UTC)
+    return Cutoff(text, moment)
+
+
+def make_time_test(cutoff: Cutoff) -> Callable[[Any], "bool | None"]:
+    """A function row-time -> True (at or after the cutoff), False (before it)
+    or None (not a timestamp).
+
+    Accepted: ISO 8601 dates and datetimes as Python's `datetime.fromisoformat`
+    reads them (with or without offset, `Z` included; naive ones are UTC),
+    epoch seconds as a JSON number or as a decimal string (`"1754006400"`,
+    `"1754006400.5"`), and date/datetime objects (Parquet timestamp columns).
+    A string the ISO parser accepts is a date first: `"20260801"` is
+    1 August 2026, not epoch seconds. Booleans, NaN and infinities are not
+    timestamps.
+    """
+    naive, aware, epoch = cutoff.naive, cutoff.aware, cutoff.epoch
+    fromiso = _fromiso
+    datetime_type, date_type = _dt.datetime, _dt.date
+    isfinite = math.isfinite
+
+    def at_or_after(value: Any) -> bool | None:
+        kind = type(value)
+        if kind is str:
+            try:
+                moment = fromiso(value)
+            except ValueError:
+                text = value.strip()
+                if not text or not (text[0].isdigit() or (text[0] in "+-" and text[1:2].isdigit())):
+                    return None
+                try:
+                    number = float(text)
+                except ValueError:
+                    try:
+                        moment = fromiso(text)
+                    except ValueError:
+                        return None
+                else:
+                    return number >= epoch if isfinite(number) else None
+            if moment.tzinfo is None:
+                return moment >= naive
+            return moment >= aware
+        if kind is int:
+            return value >= epoch
+        if kind is float:
+            return value >= epoch if isfinite(value) else None
+        if isinstance(value, datetime_type):
+            if value.tzinfo is None:
+                return value >= naive
+            return value >= aware
+        if isinstance(value, date_type):
+            return datetime_type(value.year, value.month, value.day) >= naive
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                return value >= epoch if isfinite(value) else None
+            except OverflowError:  # an int too large for a float
+                return value >= epoch
+        return None
+
+    return at_or_after
+
+
+# --------------------------------------------------------------------------
+# group keys
+
+
+def group_text(value: Any) -> str:
+    """A group value as the text that is compared across splits: strings as
+    they are, anything else as compact JSON (so the JSON number 123 and the
+    CSV cell "123" are the same group)."""
+    if type(value) is str:
+        return value
+    if isinstance(value, (_dt.date, _dt.time)):  # Parquet date/timestamp columns
+        return value.isoformat()
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+# --------------------------------------------------------------------------
+# normalized inputs
+
+
+def normalize_text(text: str) -> str:
+    """Unicode NFKC, case-folded, runs of whitespace collapsed to one space,
+    leading and trailing whitespace removed."""
+    if text.isascii():  # ASCII is NFKC-stable and case-folds to lower case
+        return " ".join(text.lower().split())
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts)
+    if content is None:
+        return ""
+    return group_text(content)
+
+
+def normalize_value(value: Any, field: str | None = None) -> str:
+    """One input field's value as normalized text ('' when there is none).
+
+    A `messages` value (a list of chat turns) is compared by its user turns
+    only, each normalized and joined with NUL (so turn boundaries count).
+    Other non-string values are compared by their compact JSON text.
+    """
+    if type(value) is str:
+        return normalize_text(value)
+    if value is None:
+        return ""
+    if isinstance(value, list) and (field == "messages" or field is None):
+        turns = [
+            normalize_text(_content_text(turn.get("content")))
+            for turn in value
+            if isinstance(turn, dict) and turn.get("role") == "user"
+        ]
+        if turns or field == "messages":
+            return "\x00".join(turn for turn in turns if turn)
+    return normalize_text(group_text(value))
+
+
+# --------------------------------------------------------------------------
+# showing values in messages
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
+
+
+def _escape_char(char: str) -> str:
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return char
+
+
+def show_value(value: Any, limit: int = SHOW_CHARS) -> str:
+    """A value for a message: at most `limit` characters of its text (then an
+    ellipsis), control and format characters escaped, in single quotes."""
+    if isinstance(value, list) and value and all(isinstance(turn, dict) for turn in value):
+        # chat messages: show the first user turn, not the whole conversation
+        for turn in value:
+            if turn.get("role") == "user":
+                value = _content_text(turn.get("content"))
+                break
+    text = value if isinstance(value, str) else group_text(value)
+    cut = len(text) > limit
+    text = text[:limit]
+    if not (text.isascii() and text.isprintable() and "\\" not in text and "'" not in text):
+        text = "".join(_escape_char(char) for char in text)
+    return "'" + text + ("…'" if cut else "'")
