@@ -18,6 +18,11 @@ class Result:
         self.status, self.out, self.err = status, out, err
 
     @property
+    def err_without_notes(self) -> str:
+        """stderr less the `planlint: note:` lines (information, not problems)."""
+        return "".join(line for line in self.err.splitlines(keepends=True) if not line.startswith("planlint: note:"))
+
+    @property
     def json(self) -> dict:
         return json.loads(self.out)
 

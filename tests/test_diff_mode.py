@@ -310,7 +310,7 @@ def test_subprocess_run_has_no_traceback_and_right_exit(tmp_path):
     commit(repo, "base")
     (repo / "plans" / "a.yaml").unlink()
     result = run_process("--diff-base", "HEAD", cwd=repo)
-    assert result.status == 1 and "PL704" in result.out and result.err == ""
+    assert result.status == 1 and "PL704" in result.out and result.err_without_notes == ""
 
 
 # --------------------------------------------------------------------------- errors: exit 2, with the fix

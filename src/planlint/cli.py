@@ -12,6 +12,7 @@ import sys
 
 SUBCOMMANDS = ("explain", "rules", "schema", "init", "comment")
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+MAX_NOTES = 10
 REPORT_URL = "https://github.com/planlint/planlint/issues"
 
 
@@ -59,7 +60,8 @@ def _lint_parser() -> argparse.ArgumentParser:
     parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff and write nothing")
     parser.add_argument("--online", action="store_true", help="check pins against the configured registry")
     parser.add_argument("--cache-dir", metavar="DIR", help="where registry answers are cached (default: .planlint_cache/ beside the config)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached registry answers")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached registry answers or data-check results")
+    parser.add_argument("--require-data", action="store_true", help="a split path that does not exist locally is an error (default: data checks are skipped with a note)")
     return parser
 
 
@@ -124,7 +126,11 @@ def _lint(argv: list[str]) -> int:
             accepted = accepted_findings.load_baseline(args.baseline)
         except accepted_findings.BaselineError as exc:
             raise _Exit(2, str(exc)) from None
+    if args.require_data:
+        config.data = {**config.data, "require": True}
     extras, publications = _services(args, config, paths)
+    if not args.no_cache:
+        extras["cache_dir"] = args.cache_dir or config.cache_dir or str(config.root / ".planlint_cache")
     try:
         if args.fix:
             status = _fix(args, paths, config, extras, output)
@@ -152,6 +158,7 @@ def _lint(argv: list[str]) -> int:
     stale = accepted_findings.apply_baseline(report, accepted, args.baseline) if accepted is not None else []
 
     from planlint.formatters import REPORTERS
+    from planlint.messages import sanitize
 
     fmt = args.format
     if fmt is None:
@@ -168,6 +175,11 @@ def _lint(argv: list[str]) -> int:
     _write(output, text)
     if stale:
         sys.stderr.write(accepted_findings.stale_text(args.baseline, stale))
+    if fmt == "text" and not args.quiet:  # notes are for people; machine formats stay clean
+        for note in report.notes[:MAX_NOTES]:
+            print(f"planlint: note: {sanitize(note)}", file=sys.stderr)
+        if len(report.notes) > MAX_NOTES:
+            print(f"planlint: note: ... and {len(report.notes) - MAX_NOTES} more notes (--quiet hides them)", file=sys.stderr)
     return 1 if report.errors else 0
 
 

@@ -224,9 +224,14 @@ def _build(raw: dict, path: Path) -> Config:
             raise _fail(path, "registry", str(exc)) from None
         config.registry = dict(raw["registry"])
     if "data" in raw:
-        if not isinstance(raw["data"], dict):
-            raise _fail(path, "data", "expected a mapping (e.g. input_fields: [prompt])")
-        config.data = dict(raw["data"])
+        data = raw["data"]
+        if not isinstance(data, dict) or set(data) - {"input_fields", "require"}:
+            raise _fail(path, "data", "expected a mapping with input_fields (a list of field names) and/or require (true/false)")
+        if "input_fields" in data:
+            data = {**data, "input_fields": _str_list(path, "data.input_fields", data["input_fields"])}
+        if "require" in data and not isinstance(data["require"], bool):
+            raise _fail(path, "data.require", "expected true or false")
+        config.data = dict(data)
     if "limits" in raw:
         lim = raw["limits"]
         if not isinstance(lim, dict) or set(lim) - LIMIT_KEYS:

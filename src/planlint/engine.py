@@ -59,6 +59,8 @@ class FileResult:
     plan_name: str | None = None
     name_span: Span | None = None
     text: str | None = None
+    notes: list[str] = field(default_factory=list)  # not findings: e.g. rows a data check could not read
+    data_skipped: list[str] = field(default_factory=list)  # split paths not found locally
     data: Any = None  # the plan's data, for repo-level and diff rules
     positions: Positions | None = None
     diff_checked: bool = False  # diff rules ran against a base version (diff mode)
@@ -205,6 +207,8 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
     # A copy per file: the run's services are shared, "file" is this file's own.
     ctx = PlanContext(data=data, path=display, config=config, extras=dict(extras or {}))
     ctx.extras.setdefault("file", path)
+    ctx.extras["notes"] = result.notes
+    ctx.extras["data_skipped"] = result.data_skipped
     for rule in PLAN_RULES:
         if config.enabled(rule.code):
             raw.extend((problem.code or rule.code, problem) for problem in rule.check(ctx))
@@ -264,8 +268,16 @@ def finish(results: list[FileResult], config: Config, report: Report | None = No
                     )
             else:
                 first[result.plan_name] = result.path
+    skipped = [r.path for r in results if r.data_skipped]
+    if skipped:
+        shown = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
+        report.notes.append(
+            f"data checks (PL207-PL209) skipped for {len(skipped)} plan{'s' if len(skipped) != 1 else ''} "
+            f"whose split files are not in this checkout ({shown}); --require-data makes that an error"
+        )
     for result in results:
         report.files += 1
+        report.notes.extend(result.notes)
         report.paths.append(result.path)
         for s in result.suppressions:
             if not s.reason and config.enabled("PL009"):

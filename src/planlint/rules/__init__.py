@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, diff, file_level, graders, pinning, published, secrets, splits
+from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, published, secrets, splits
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
 _ALL: tuple[Rule, ...] = (
@@ -29,6 +29,9 @@ _ALL: tuple[Rule, ...] = (
     splits.time_boundary_incomplete,
     splits.eval_not_frozen,
     splits.task_overlap,
+    leakage.group_leakage,
+    leakage.time_leakage,
+    leakage.duplicate_across_splits,
     # graders
     graders.grader_version_missing,
     graders.grader_version_floating,
@@ -68,7 +71,8 @@ _ALL: tuple[Rule, ...] = (
 RULES: dict[str, Rule] = {r.code: r for r in sorted(_ALL, key=lambda r: r.code)}
 BY_NAME: dict[str, Rule] = {r.name: r for r in _ALL}
 
-PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "plan")
+# Rules run on every plan in lint_file: "data" rules read the split files when present.
+PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope in ("plan", "data"))
 DIFF_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "diff")
 
 __all__ = ["RULES", "BY_NAME", "PLAN_RULES", "DIFF_RULES", "Rule", "Problem", "PlanContext", "MISSING", "ERROR", "WARNING"]

@@ -1,0 +1,198 @@
+"""Data-aware split checks: PL207-PL209, over the split files when they exist locally.
+
+The three rules share one pass over the files (split_data.check_split_data,
+cached by content hash); each reports its own code. Relative split paths are
+looked up against the current directory, then the project root (the
+directory of the config file), then the plan's own directory. When a file is
+not there the checks are skipped with a note, not a finding; with
+`--require-data` (or `data: {require: true}`) a missing file is a PL006
+finding at its `path` value.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+from planlint.messages import show
+from planlint.rules.base import ERROR, PlanContext, Problem, rule
+
+_RESULT = "_split_data"
+
+
+def _resolve(value: str, ctx: PlanContext) -> Path | None:
+    candidate = Path(value)
+    if candidate.is_absolute():
+        return candidate if candidate.is_file() else None
+    bases = [Path.cwd()]
+    root = getattr(ctx.config, "root", None)
+    if root is not None:
+        bases.append(Path(root))
+    plan_file = ctx.extras.get("file")
+    if plan_file is not None:
+        bases.append(Path(plan_file).parent)
+    for base in bases:
+        path = base / candidate
+        if path.is_file():
+            return path
+    return None
+
+
+def split_data_problems(ctx: PlanContext) -> list[Problem]:
+    """Run (once per plan) the data checks; their problems, with notes recorded."""
+    if _RESULT in ctx.extras:
+        return ctx.extras[_RESULT]
+    problems: list[Problem] = []
+    ctx.extras[_RESULT] = problems
+    paths = {split: ctx.get("splits", split, "path") for split in ("train", "eval")}
+    if not all(isinstance(p, str) and p.strip() for p in paths.values()):
+        return problems  # splits by selector or task list: nothing local to read
+    settings = getattr(ctx.config, "data", None) or {}
+    notes = ctx.extras.setdefault("notes", [])
+    resolved = {split: _resolve(value, ctx) for split, value in paths.items()}
+    absent = [split for split, found in resolved.items() if found is None]
+    if absent:
+        if settings.get("require"):
+            for split in absent:
+                problems.append(Problem(("splits", split, "path"), f"splits.{split}.path {show(paths[split])} does not exist locally, and data checks are required (--require-data): add the file or fix the path", code="PL006"))
+        else:  # one note for the whole run, made by the engine
+            ctx.extras.setdefault("data_skipped", []).extend(paths[split] for split in absent)
+        return problems
+    boundary = ctx.mapping("splits", "boundary") or {}
+    from planlint.loader import scalar_text
+    from planlint.split_data import check_split_data
+
+    def text(value):
+        return scalar_text(value) if value is not None and not isinstance(value, (dict, list)) else None
+
+    cache_dir = ctx.extras.get("cache_dir")
+    issues, data_notes = check_split_data(
+        resolved["train"], resolved["eval"],
+        group_key=text(boundary.get("group_key")),
+        time_key=text(boundary.get("time_key")),
+        cutoff=text(boundary.get("cutoff")) if text(boundary.get("time_key")) else None,
+        input_fields=settings.get("input_fields"),
+        cache_dir=Path(cache_dir) if cache_dir else None,
+    )
+    for issue in issues:
+        problems.append(Problem(("splits", issue.split, "path"), issue.message, code=issue.code))
+    for note in data_notes:
+        where = f"splits.{note.split}.path" if note.split else "splits"
+        notes.append(f"{ctx.path}: {where}: {note.message}")
+    return problems
+
+
+def _own(ctx: PlanContext, code: str) -> Iterator[Problem]:
+    for problem in split_data_problems(ctx):
+        # A required file that is missing (PL006) is reported once, with PL207.
+        if problem.code == code or (code == "PL207" and problem.code == "PL006"):
+            yield problem
+
+
+@rule("PL207", "group-leakage", ERROR, scope="data")
+def group_leakage(ctx: PlanContext) -> Iterator[Problem]:
+    """A `group_key` value occurs in both local split files.
+
+    Separate files are not separate data when the same customer (or
+    conversation, or account) appears on both sides: the model is evaluated
+    on people it was trained on. Runs when both split `path`s exist locally;
+    the finding points at the eval `path` and names the first shared values
+    with their row numbers in each file.
+
+    Example (fails):
+        # data data/retail/train.jsonl: {"customer_id": "c-17", "prompt": "Refund order 1"}
+        # data data/retail/eval.jsonl: {"customer_id": "c-17", "prompt": "Refund order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            group_key: customer_id
+    Example (passes):
+        # data data/retail/train.jsonl: {"customer_id": "c-17", "prompt": "Refund order 1"}
+        # data data/retail/eval.jsonl: {"customer_id": "c-90", "prompt": "Refund order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            group_key: customer_id
+    """
+    yield from _own(ctx, "PL207")
+
+
+@rule("PL208", "time-leakage", ERROR, scope="data")
+def time_leakage(ctx: PlanContext) -> Iterator[Problem]:
+    """A train row is at or after the `cutoff`, or an eval row is before it.
+
+    A time boundary promises that the model is evaluated on a period it never
+    saw. One late row in train (or early row in eval) breaks the promise. ISO
+    dates, ISO datetimes and epoch seconds are understood; the finding points
+    at the offending file's `path`.
+
+    Example (fails):
+        # data data/retail/train.jsonl: {"created_at": "2026-08-03", "prompt": "Refund order 1"}
+        # data data/retail/eval.jsonl: {"created_at": "2026-08-05", "prompt": "Refund order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            time_key: created_at
+            cutoff: 2026-08-01
+    Example (passes):
+        # data data/retail/train.jsonl: {"created_at": "2026-07-30", "prompt": "Refund order 1"}
+        # data data/retail/eval.jsonl: {"created_at": "2026-08-05", "prompt": "Refund order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            time_key: created_at
+            cutoff: 2026-08-01
+    """
+    yield from _own(ctx, "PL208")
+
+
+@rule("PL209", "duplicate-across-splits", ERROR, scope="data")
+def duplicate_across_splits(ctx: PlanContext) -> Iterator[Problem]:
+    """The same normalized input occurs in train and eval.
+
+    A prompt that is in both splits is memorised, not generalised. Inputs are
+    compared after Unicode NFKC normalisation, case folding and whitespace
+    collapsing, over `data.input_fields` (default: the first of `prompt`,
+    `input`, `question`, `messages` present; messages by their user turns).
+
+    Example (fails):
+        # data data/retail/train.jsonl: {"customer_id": "c-1", "prompt": "Refund  my ORDER 1"}
+        # data data/retail/eval.jsonl: {"customer_id": "c-2", "prompt": "refund my order 1"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            group_key: customer_id
+    Example (passes):
+        # data data/retail/train.jsonl: {"customer_id": "c-1", "prompt": "Refund my order 1"}
+        # data data/retail/eval.jsonl: {"customer_id": "c-2", "prompt": "Refund my order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            group_key: customer_id
+    """
+    yield from _own(ctx, "PL209")
