@@ -84,13 +84,13 @@ def baseline_split_mismatch(ctx: PlanContext) -> Iterator[Problem]:
           result: {metric: pass@1, value: 0.41, rollouts: 64}
     """
     split = ctx.get("baseline", "split")
-    if split is MISSING or isinstance(split, (dict, list)):
+    if not isinstance(split, str):  # absent or the wrong type: PL003's
         return
-    name = scalar_text(split)
+    name = split
     decision_split = ctx.get("decision", "split")
     if name == "train":
         yield Problem(("baseline", "split"), "the baseline is measured on the train split: measure it on the held-out split the decision uses")
-    elif decision_split is not MISSING and not isinstance(decision_split, (dict, list)) and name != scalar_text(decision_split):
+    elif isinstance(decision_split, str) and name != decision_split:
         yield Problem(("baseline", "split"), f"baseline.split {show(split)} differs from decision.split {show(decision_split)}: measure the baseline on the split the decision compares on")
 
 
@@ -124,10 +124,16 @@ def baseline_unmeasured(ctx: PlanContext) -> Iterator[Problem]:
           next_step: "64 rollouts on eval"
     """
     baseline = ctx.mapping("baseline")
-    if baseline is None or "result" in baseline:
+    if baseline is None:
         return
-    if baseline.get("status") != "planned":
-        yield Problem(("baseline", "result"), "the baseline has no result: record result {metric, value, rollouts}, or set status: planned with a next_step", missing=True)
+    status = baseline.get("status", MISSING)
+    if status != "planned":
+        if "result" in baseline:
+            return
+        if status is MISSING:
+            yield Problem(("baseline", "result"), "the baseline has no result: record result {metric, value, rollouts}, or set status: planned with a next_step", missing=True)
+        else:
+            yield Problem(("baseline", "status"), f"baseline.status is {show(status)} and there is no result: record result {{metric, value, rollouts}}, or set status: planned with a next_step")
         return
     plan_status = ctx.get("metadata", "status")
     if plan_status in ACTIVE_STATUSES:
@@ -156,9 +162,7 @@ def baseline_metric_mismatch(ctx: PlanContext) -> Iterator[Problem]:
     """
     metric = ctx.get("baseline", "result", "metric")
     decision_metric = ctx.get("decision", "metric")
-    if metric is MISSING or decision_metric is MISSING:
-        return
-    if isinstance(metric, (dict, list)) or isinstance(decision_metric, (dict, list)):
-        return
-    if scalar_text(metric) != scalar_text(decision_metric):
+    if not isinstance(metric, str) or not isinstance(decision_metric, str) or not decision_metric.strip():
+        return  # absent, null or the wrong type: PL601 / PL003 report it
+    if metric != decision_metric:
         yield Problem(("baseline", "result", "metric"), f"baseline.result.metric {show(metric)} differs from decision.metric {show(decision_metric)}: record the baseline in the metric the decision uses")

@@ -32,8 +32,12 @@ def decision_metric_missing(ctx: PlanContext) -> Iterator[Problem]:
         yield Problem(("decision",), "the plan has no decision: add decision with the held-out metric, split, target_improvement and stopping", missing=True)
         return
     decision = ctx.mapping("decision")
-    if decision is not None and "metric" not in decision:
+    if decision is None:
+        return
+    if "metric" not in decision:
         yield Problem(("decision", "metric"), "decision.metric is missing: name the held-out metric that decides the experiment, e.g. metric: pass@1", missing=True)
+    elif decision["metric"] is None or (isinstance(decision["metric"], str) and not decision["metric"].strip()):
+        yield Problem(("decision", "metric"), "decision.metric is empty: name the held-out metric that decides the experiment, e.g. metric: pass@1")
 
 
 @rule("PL602", "target-missing", ERROR)

@@ -256,6 +256,8 @@ def baseline_grader_mismatch(ctx: PlanContext) -> Iterator[Problem]:
     reward_ids = [scalar_text(i) for i in reward if not isinstance(i, (dict, list))] if isinstance(reward, list) else []
     recorded = baseline.get("grader_versions", MISSING)
     if recorded is MISSING:
+        # A planned baseline may record its grader versions once measured; a
+        # measured one must say what scored it.
         needed = [i for i in reward_ids if i in versions]
         if needed and "result" in baseline:
             yield Problem(("baseline", "grader_versions"), f"baseline has a result but no grader_versions: record the versions of {', '.join(show(n) for n in needed)} it was scored with", missing=True)

@@ -27,6 +27,9 @@ def dataset_release_missing(ctx: PlanContext) -> Iterator[Problem]:
           release: "2026.11.03"
           format: task_metadata
     """
+    if "dataset" not in ctx.data:  # the section is absent: one finding, this one
+        yield Problem(("dataset",), "the plan has no dataset: add dataset with its name and the exact published release", missing=True)
+        return
     dataset = ctx.mapping("dataset")
     if dataset is not None and "release" not in dataset:
         yield Problem(("dataset", "release"), "dataset.release is missing: pin the exact published release the run trains on (e.g. release: \"2026.11.03\")", missing=True)
@@ -87,6 +90,8 @@ def model_revision_unpinned(ctx: PlanContext) -> Iterator[Problem]:
           name: Qwen/Qwen3-8B
           revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345
     """
+    if "base_model" not in ctx.data:
+        yield Problem(("base_model",), "the plan has no base_model: name the model and pin its exact revision", missing=True)
     yield from _revision(ctx, ("base_model", "revision"), "base_model")
     yield from _revision(ctx, ("baseline", "model", "revision"), "baseline.model")
 

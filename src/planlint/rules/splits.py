@@ -34,6 +34,9 @@ def eval_split_missing(ctx: PlanContext) -> Iterator[Problem]:
           boundary:
             group_key: customer_id
     """
+    if "splits" not in ctx.data:  # the section is absent: one finding, this one
+        yield Problem(("splits",), "the plan has no splits: declare train and a held-out eval split, and the boundary between them", missing=True)
+        return
     splits = ctx.mapping("splits")
     if splits is not None and "eval" not in splits:
         yield Problem(("splits", "eval"), "splits.eval is missing: declare a held-out evaluation split (path, selector or tasks) separate from train", missing=True)
@@ -115,8 +118,11 @@ def boundary_missing(ctx: PlanContext) -> Iterator[Problem]:
         yield Problem(("splits", "boundary"), "splits.boundary is missing: declare the group_key that must not cross splits and/or a time_key with a cutoff", missing=True)
         return
     boundary = splits["boundary"]
-    if not isinstance(boundary, dict) or not (_present(boundary.get("group_key")) or _present(boundary.get("time_key"))):
-        yield Problem(("splits", "boundary"), "splits.boundary has neither group_key nor time_key: name the field that separates train from eval")
+    if not isinstance(boundary, dict):
+        yield Problem(("splits", "boundary"), "splits.boundary must be a mapping with a group_key and/or a time_key and cutoff")
+    elif not (_present(boundary.get("group_key")) or _present(boundary.get("time_key"))):
+        # The keys are missing: point at the mapping that should hold them.
+        yield Problem(("splits", "boundary", "group_key"), "splits.boundary has neither group_key nor time_key: name the field that separates train from eval", missing=True)
 
 
 def _present(value: Any) -> bool:
