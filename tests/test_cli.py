@@ -292,3 +292,40 @@ def test_max_spend_limit(tmp_path, planlint):
     write(tmp_path / "a.yaml", plan(**{"  estimated_cost: 180 ": "  # estimated_cost: 180 "}))
     result = planlint("--format", "json", "a.yaml", cwd=tmp_path)
     assert [f["code"] for f in result.json["findings"]] == ["PL505"]
+
+
+def test_exclude_patterns_without_a_slash_match_names_at_any_depth(tmp_path, planlint):
+    write(tmp_path / ".planlint.yaml", 'exclude: ["*.yml", "archive", "old.yaml", "drafts/"]\n')
+    for rel in ("plans/deep/er/c.yml", "plans/archive/x.yaml", "plans/team/old.yaml", "plans/drafts/d.yaml", "plans/live.yaml"):
+        write(tmp_path / rel, plan(rel.replace("/", "-").replace(".", "-"), **FLOATING))
+    result = planlint("--format", "json", "plans", cwd=tmp_path)
+    assert [f["path"] for f in result.json["findings"]] == ["plans/live.yaml"]
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [
+        "[tool.planlint.severity]\nPL102 = 'warning'\n",
+        "[tool]\nplanlint = {severity = {PL102 = 'warning'}}\n",
+        "[ tool.planlint ]\nseverity = {PL102 = 'warning'}\n",
+    ],
+)
+def test_every_toml_spelling_of_the_tool_table_is_found(tmp_path, planlint, pyproject):
+    write(tmp_path / "pyproject.toml", pyproject)
+    write(tmp_path / "a.yaml", plan(**FLOATING))
+    result = planlint("--format", "json", "a.yaml", cwd=tmp_path)
+    assert [f["severity"] for f in result.json["findings"]] == ["warning"]
+
+
+def test_a_pyproject_that_mentions_planlint_but_does_not_parse_is_exit_2(tmp_path, planlint):
+    write(tmp_path / "pyproject.toml", "[tool.planlint\nselect = ['PL1']\n")
+    write(tmp_path / "a.yaml", plan())
+    result = planlint("a.yaml", cwd=tmp_path)
+    assert result.status == 2 and "pyproject.toml" in result.err
+
+
+def test_select_naming_no_rule_is_exit_2(tmp_path, planlint):
+    write(tmp_path / ".planlint.yaml", "select: [PL999]\n")
+    write(tmp_path / "a.yaml", plan())
+    result = planlint("a.yaml", cwd=tmp_path)
+    assert result.status == 2 and "PL999" in result.err

@@ -70,10 +70,18 @@ class Config:
 
 
 def _glob_regex(pattern: str) -> re.Pattern:
-    """gitignore-style globs: `**` spans directories, `*` and `?` stay within one."""
+    """gitignore-style globs: `**` spans directories, `*` and `?` stay within one.
+
+    As in .gitignore (and ruff's exclude), a pattern without a slash (`*.yml`,
+    `archive`) matches a file or directory name at any depth; a trailing slash
+    only marks a directory.
+    """
     pattern = pattern.strip()
     if pattern.startswith("./"):
         pattern = pattern[2:]
+    pattern = pattern.rstrip("/") or pattern
+    if "/" not in pattern:
+        pattern = "**/" + pattern
     out, i = [], 0
     while i < len(pattern):
         c = pattern[i]
@@ -112,11 +120,28 @@ def find_config(start: Path) -> Path | None:
 
 
 def _has_tool_table(pyproject: Path) -> bool:
+    """Does this pyproject.toml configure planlint? Parsed only when it mentions planlint."""
     try:
         text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    return re.search(r"^\s*\[tool\.planlint\]", text, re.M) is not None
+    if "planlint" not in text:
+        return False
+    doc = _parse_toml(pyproject)  # a broken file that mentions planlint is an error, not silence
+    tool = doc.get("tool")
+    return isinstance(tool, dict) and "planlint" in tool
+
+
+def _parse_toml(path: Path) -> dict:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
 
 
 def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
@@ -135,18 +160,13 @@ def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
 
 def _read(path: Path) -> dict:
     if path.name == "pyproject.toml" or path.suffix == ".toml":
-        try:
-            import tomllib  # type: ignore[import-not-found]
-        except ImportError:  # Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
-        try:
-            with open(path, "rb") as fh:
-                doc = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
-        table = doc.get("tool", {}).get("planlint")
+        doc = _parse_toml(path)
+        tool = doc.get("tool")
+        table = tool.get("planlint") if isinstance(tool, dict) else None
         if table is None:
             raise ConfigError(f"{path}: has no [tool.planlint] table")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: tool.planlint must be a table of settings")
         return table
     from planlint.loader import load_file
 
@@ -173,6 +193,18 @@ def _str_list(path: Path, key: str, value: Any) -> list[str]:
     return list(value)
 
 
+def check_selectors(prefixes: list[str]) -> str | None:
+    """Why a list of codes/prefixes is wrong (like ruff: each must select a rule), or None."""
+    from planlint.rules import RULES
+
+    for prefix in prefixes:
+        if not re.fullmatch(r"PL[0-9]{0,3}", prefix):
+            return f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)"
+        if not any(code.startswith(prefix) for code in RULES):
+            return f"{prefix!r} selects no rule (planlint rules lists them)"
+    return None
+
+
 def codes_list(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
@@ -187,9 +219,9 @@ def _build(raw: dict, path: Path) -> Config:
     if "ignore" in raw:
         config.ignore = [c.upper() for c in _str_list(path, "ignore", raw["ignore"])]
     for key in ("select", "ignore"):
-        for prefix in getattr(config, key):
-            if not re.fullmatch(r"PL[0-9]{0,3}", prefix):
-                raise _fail(path, key, f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)")
+        problem = check_selectors(getattr(config, key))
+        if problem:
+            raise _fail(path, key, problem)
     severity = raw.get("severity", {})
     if not isinstance(severity, dict):
         raise _fail(path, "severity", "expected a mapping of code to error|warning")
