@@ -9,7 +9,8 @@ from planlint.positions import Span
 
 # The codes end at `--` (the reason) or at another comment (`# ...`), like
 # ruff's `# noqa: E501 # note`; the reason ends at a following ` # ` comment.
-_COMMENT = re.compile(r"(?:^|\s)#\s*planlint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, ]*?)\s*(?:--\s*(.*?))?\s*(?:\s#\s.*)?$")
+# An em or en dash, as word processors write `--`, also introduces the reason.
+_COMMENT = re.compile(r"(?:^|\s)#\s*planlint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, ]*?)\s*(?:(?:--|\u2014|\u2013)\s*(.*?))?\s*(?:\s#\s.*)?$")
 _CODE = re.compile(r"^[A-Z]+[0-9]+$")
 
 
