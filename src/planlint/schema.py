@@ -3,6 +3,11 @@
 Each schema error becomes one finding at the failing value (or at the unknown
 key, or at the mapping missing a required key). Errors about keys that a
 dedicated rule owns are dropped: that rule reports them, once.
+
+The errors come from the schema compiled to closures (schema_compiled.py),
+which is much faster than jsonschema and spares its import; jsonschema is the
+fallback should the schema ever use a keyword the compiler does not support,
+and the reference the compiled path is tested against.
 """
 
 from __future__ import annotations
@@ -120,9 +125,31 @@ def _resolve(schema: dict) -> dict:
     return schema
 
 
+@lru_cache(maxsize=1)
+def _compiled():
+    """The schema compiled to closures (schema_compiled.py), or None: then jsonschema validates."""
+    from planlint.schema_compiled import Unsupported, compile_schema
+
+    try:
+        return compile_schema(plan_schema())
+    except Unsupported:
+        return None
+
+
 def schema_problems(data: Any) -> Iterator[Problem]:
+    """PL003 problems for `data`; jsonschema is imported only if the schema cannot be compiled."""
+    errors = _compiled()
+    return _problems(errors(data) if errors is not None else _validator().iter_errors(data))
+
+
+def jsonschema_problems(data: Any) -> Iterator[Problem]:
+    """The same problems, found by jsonschema itself: the reference the compiled path is tested against."""
+    return _problems(_validator().iter_errors(data))
+
+
+def _problems(errors) -> Iterator[Problem]:
     seen: set[tuple] = set()
-    for error in _validator().iter_errors(data):
+    for error in errors:
         for problem in _convert(error):
             key = (problem.route, problem.missing, problem.at_key, problem.message)
             if key not in seen:
