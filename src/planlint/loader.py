@@ -226,38 +226,38 @@ def _clip(text: str, limit: int = 40) -> str:
 # --------------------------------------------------------------------------- events
 
 
-def _events(text: str):
-    """Yield YAML events; the C parser when available."""
+def _event_source(text: str):
+    """(next_event, close) over the YAML events of `text`; the C parser when available.
+
+    Both parsers produce ruamel.yaml.events objects and end with a StreamEndEvent.
+    """
     try:
         from _ruamel_yaml import CParser  # type: ignore[import-not-found]
     except ImportError:
         CParser = None
     if CParser is not None:
         parser = CParser(text)
-        try:
-            while True:
-                event = parser.get_event()
-                yield event
-                if type(event).__name__ == "StreamEndEvent":
-                    return
-        finally:
-            parser.dispose()
-    else:  # pragma: no cover - exercised where ruamel.yaml.clib is unavailable
-        from ruamel.yaml import YAML
+        return parser.get_event, parser.dispose
+    # pragma: no cover - exercised where ruamel.yaml.clib is unavailable
+    from ruamel.yaml import YAML
 
-        yield from YAML(typ="safe", pure=True).parse(text)
+    return iter(YAML(typ="safe", pure=True).parse(text)).__next__, lambda: None
+
+
+_new_tuple = tuple.__new__  # Span(...) without the Python-level NamedTuple __new__: one call per event
 
 
 def _span(event) -> Span:
     start, end = event.start_mark, event.end_mark
-    return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+    return _new_tuple(Span, (start.line + 1, start.column + 1, end.line + 1, end.column + 1))
 
 
 class _Frame:
-    __slots__ = ("container", "route", "span", "anchor", "size", "key", "key_span", "key_merges", "index", "merges", "explicit")
+    __slots__ = ("container", "is_list", "route", "span", "anchor", "size", "key", "key_span", "key_merges", "index", "merges", "explicit")
 
     def __init__(self, container, route, span, anchor):
         self.container = container
+        self.is_list = isinstance(container, list)
         self.route = route
         self.span = span
         self.anchor = anchor
@@ -318,133 +318,213 @@ def _syntax_problem(exc: BaseException, text: str) -> LoadProblem:
 
 
 def _build(text: str, limits: Limits, result: Loaded) -> None:
+    """Events -> data and positions.
+
+    The loop runs once per YAML event (~230 for a typical plan), so scalars, the
+    bulk of the events, are resolved and attached inline; `place` handles the
+    rarer finished collections and aliases.
+    """
+    from ruamel.yaml.events import (
+        AliasEvent,
+        DocumentStartEvent,
+        MappingEndEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceEndEvent,
+        SequenceStartEvent,
+        StreamEndEvent,
+    )
+
     positions = result.positions
+    values = positions.values
+    keys = positions.keys
+    problems = result.problems
+    new = _new_tuple
     anchors: dict[str, tuple[Any, int]] = {}
     open_anchors: set[str] = set()
     stack: list[_Frame] = []
     documents = 0
     aliases = 0
     total = 0
+    max_nodes = limits.max_nodes
     root: Any = None
     deadline = time.monotonic() + limits.time_budget
     count = 0
 
-    def place(value: Any, span: Span, size: int, key_text=None) -> Route | None:
-        """Attach a finished value to the innermost open collection."""
+    def too_many(span: Span) -> _Refused:
+        return _Refused("PL006", f"document expands to more than {max_nodes:,} values (aliases?); limit max_nodes", span)
+
+    def duplicate(frame: _Frame, key: str, route: Route) -> LoadProblem:
+        return LoadProblem("PL002", frame.key_span, f"duplicate key {_clip(key)!r}: the first value is kept, this one is ignored; remove one", route)
+
+    def place(value: Any, span: Span, size: int) -> None:
+        """Attach a finished collection or an alias to the innermost open collection."""
         nonlocal root, total
         total += size
-        if total > limits.max_nodes:
-            raise _Refused("PL006", f"document expands to more than {limits.max_nodes:,} values (aliases?); limit max_nodes", span)
+        if total > max_nodes:
+            raise too_many(span)
         if not stack:
             root = value
-            positions.values[()] = span
-            return ()
+            values[()] = span
+            return
         frame = stack[-1]
         frame.size += size
-        if isinstance(frame.container, list):
+        if frame.is_list:
             route = frame.route + (frame.index,)
             frame.index += 1
             frame.container.append(value)
-            positions.values[route] = span
-            return route
+            values[route] = span
+            return
         if frame.key is _NO_KEY:  # this value is a key
             if isinstance(value, (dict, list)):
                 raise _Refused("PL001", "a mapping key must be a plain value, not a mapping or sequence", span)
-            frame.key = key_text if key_text is not None else scalar_text(value)
+            frame.key = scalar_text(value)
             frame.key_span = span
-            frame.key_merges = key_text is None and frame.key == _MERGE
-            return None
+            frame.key_merges = frame.key == _MERGE
+            return
         key, frame.key = frame.key, _NO_KEY
         if frame.key_merges:
             frame.merges.append((value, span))
-            return None
-        container = frame.container
+            return
         route = frame.route + (key,)
         if key in frame.explicit:
-            result.problems.append(
-                LoadProblem("PL002", frame.key_span, f"duplicate key {_clip(key)!r}: the first value is kept, this one is ignored; remove one", route)
-            )
-            return None
+            problems.append(duplicate(frame, key, route))
+            return
         frame.explicit.add(key)
-        container[key] = value
-        positions.keys[route] = frame.key_span
-        positions.values[route] = span
-        return route
+        frame.container[key] = value
+        keys[route] = frame.key_span
+        values[route] = span
 
-    for event in _events(text):
-        count += 1
-        if count & 1023 == 0 and time.monotonic() > deadline:
-            raise _Refused("PL006", f"reading took longer than {limits.time_budget:g}s; limit time_budget", _span(event))
-        kind = type(event).__name__
-        if kind == "ScalarEvent":
-            span = _span(event)
-            style = event.style
-            plain = style is None or style == ""
-            tag = event.tag
-            if tag is not None and tag not in _CORE_TAGS and tag != "?":
-                raise _Refused("PL001", f"unsupported YAML tag {_clip(_short_tag(tag))!r}; plans use plain YAML data, tags are never constructed", span)
-            if plain and tag is None and event.implicit and not event.implicit[0]:
-                plain = False
-            try:
-                value = _scalar(event.value, tag, plain, span)
-            except ValueError:
-                raise _Refused("PL001", "number too large to read (over 4,300 digits)", span) from None
-            # A quoted `"<<"` is an ordinary key; only the plain one merges.
-            key_text = event.value if (not plain and stack and not isinstance(stack[-1].container, list) and stack[-1].key is _NO_KEY) else None
-            place(value, span, 1, key_text)
-            if event.anchor:
-                anchors[event.anchor] = (value, 1)
-        elif kind in ("MappingStartEvent", "SequenceStartEvent"):
-            span = _span(event)
-            tag = event.tag
-            if tag is not None and tag not in _CORE_TAGS:
-                raise _Refused("PL001", f"unsupported YAML tag {_clip(_short_tag(tag))!r}; plans use plain YAML data, tags are never constructed", span)
-            if len(stack) >= limits.max_depth:
-                raise _Refused("PL006", f"nesting is deeper than {limits.max_depth} levels; limit max_depth", span)
-            container: Any = {} if kind == "MappingStartEvent" else []
-            if stack:
-                parent = stack[-1]
-                if isinstance(parent.container, list):
-                    route = parent.route + (parent.index,)
-                elif parent.key is _NO_KEY:
-                    raise _Refused("PL001", "a mapping key must be a plain value, not a mapping or sequence", span)
+    next_event, close = _event_source(text)
+    try:
+        while True:
+            event = next_event()
+            count += 1
+            if count & 1023 == 0 and time.monotonic() > deadline:
+                raise _Refused("PL006", f"reading took longer than {limits.time_budget:g}s; limit time_budget", _span(event))
+            cls = event.__class__
+            if cls is ScalarEvent:
+                start, end = event.start_mark, event.end_mark
+                span = new(Span, (start.line + 1, start.column + 1, end.line + 1, end.column + 1))
+                raw = event.value
+                style = event.style
+                plain = style is None or style == ""
+                tag = event.tag
+                if tag is None:
+                    if plain:
+                        implicit = event.implicit
+                        if implicit and not implicit[0]:
+                            plain = False
+                            value = raw
+                        else:
+                            try:
+                                value = _resolve_plain(raw)
+                            except ValueError:
+                                raise _Refused("PL001", "number too large to read (over 4,300 digits)", span) from None
+                    else:
+                        value = raw
                 else:
-                    route = parent.route + (parent.key,)
-            else:
-                route = ()
-            if event.anchor:
-                open_anchors.add(event.anchor)
-            total += 1
-            stack.append(_Frame(container, route, span, event.anchor))
-        elif kind in ("MappingEndEvent", "SequenceEndEvent"):
-            frame = stack.pop()
-            end = _span(event)
-            span = Span(frame.span.line, frame.span.column, end.end_line, end.end_column)
-            if frame.merges:
-                _merge(frame, span)
-            if frame.anchor:
-                open_anchors.discard(frame.anchor)
-            place(frame.container, span, 0, None)
-            if stack:  # the children were counted in `total` as they came
-                stack[-1].size += frame.size
-            if frame.anchor:
-                anchors[frame.anchor] = (frame.container, frame.size)
-        elif kind == "AliasEvent":
-            span = _span(event)
-            name = event.anchor
-            if name in open_anchors:
-                raise _Refused("PL006", f"alias *{_clip(name)} refers to a node that contains it (a recursive alias)", span)
-            if name not in anchors:
-                raise _Refused("PL001", f"invalid YAML: alias *{_clip(name)} refers to an undefined anchor", span)
-            aliases += 1
-            if aliases > limits.max_aliases:
-                raise _Refused("PL006", f"more than {limits.max_aliases:,} aliases; limit max_aliases", span)
-            value, size = anchors[name]
-            place(value, span, size, None)
-        elif kind == "DocumentStartEvent":
-            documents += 1
-            if documents > 1:
-                raise _Refused("PL001", "invalid YAML: a plan file holds one document, found a second '---'", _span(event))
+                    if tag not in _CORE_TAGS and tag != "?":
+                        raise _Refused("PL001", f"unsupported YAML tag {_clip(_short_tag(tag))!r}; plans use plain YAML data, tags are never constructed", span)
+                    try:
+                        value = _scalar(raw, tag, plain, span)
+                    except ValueError:
+                        raise _Refused("PL001", "number too large to read (over 4,300 digits)", span) from None
+                total += 1
+                if total > max_nodes:
+                    raise too_many(span)
+                if stack:
+                    frame = stack[-1]
+                    frame.size += 1
+                    if frame.is_list:
+                        route = frame.route + (frame.index,)
+                        frame.index += 1
+                        frame.container.append(value)
+                        values[route] = span
+                    elif frame.key is _NO_KEY:
+                        # A quoted "<<" is an ordinary key; only the plain one merges.
+                        if plain:
+                            key = value if value.__class__ is str else scalar_text(value)
+                            frame.key_merges = key == _MERGE
+                        else:
+                            key = raw
+                            frame.key_merges = False
+                        frame.key = key
+                        frame.key_span = span
+                    else:
+                        key = frame.key
+                        frame.key = _NO_KEY
+                        if frame.key_merges:
+                            frame.merges.append((value, span))
+                        else:
+                            route = frame.route + (key,)
+                            if key in frame.explicit:
+                                problems.append(duplicate(frame, key, route))
+                            else:
+                                frame.explicit.add(key)
+                                frame.container[key] = value
+                                keys[route] = frame.key_span
+                                values[route] = span
+                else:
+                    root = value
+                    values[()] = span
+                if event.anchor:
+                    anchors[event.anchor] = (value, 1)
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                span = _span(event)
+                tag = event.tag
+                if tag is not None and tag not in _CORE_TAGS:
+                    raise _Refused("PL001", f"unsupported YAML tag {_clip(_short_tag(tag))!r}; plans use plain YAML data, tags are never constructed", span)
+                if len(stack) >= limits.max_depth:
+                    raise _Refused("PL006", f"nesting is deeper than {limits.max_depth} levels; limit max_depth", span)
+                container: Any = {} if cls is MappingStartEvent else []
+                if stack:
+                    parent = stack[-1]
+                    if parent.is_list:
+                        route = parent.route + (parent.index,)
+                    elif parent.key is _NO_KEY:
+                        raise _Refused("PL001", "a mapping key must be a plain value, not a mapping or sequence", span)
+                    else:
+                        route = parent.route + (parent.key,)
+                else:
+                    route = ()
+                if event.anchor:
+                    open_anchors.add(event.anchor)
+                total += 1
+                stack.append(_Frame(container, route, span, event.anchor))
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                frame = stack.pop()
+                end_mark = event.end_mark
+                span = new(Span, (frame.span.line, frame.span.column, end_mark.line + 1, end_mark.column + 1))
+                if frame.merges:
+                    _merge(frame, span)
+                if frame.anchor:
+                    open_anchors.discard(frame.anchor)
+                place(frame.container, span, 0)
+                if stack:  # the children were counted in `total` as they came
+                    stack[-1].size += frame.size
+                if frame.anchor:
+                    anchors[frame.anchor] = (frame.container, frame.size)
+            elif cls is AliasEvent:
+                span = _span(event)
+                name = event.anchor
+                if name in open_anchors:
+                    raise _Refused("PL006", f"alias *{_clip(name)} refers to a node that contains it (a recursive alias)", span)
+                if name not in anchors:
+                    raise _Refused("PL001", f"invalid YAML: alias *{_clip(name)} refers to an undefined anchor", span)
+                aliases += 1
+                if aliases > limits.max_aliases:
+                    raise _Refused("PL006", f"more than {limits.max_aliases:,} aliases; limit max_aliases", span)
+                value, size = anchors[name]
+                place(value, span, size)
+            elif cls is DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise _Refused("PL001", "invalid YAML: a plan file holds one document, found a second '---'", _span(event))
+            elif cls is StreamEndEvent:
+                break
+    finally:
+        close()
     result.data = root
 
 

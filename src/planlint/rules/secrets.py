@@ -19,7 +19,14 @@ _PATTERNS = [
 ]
 
 
+# Every pattern above contains one of these literals; nearly no string in a plan
+# does, so one cheap search spares the seven real ones.
+_ANY = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|ASIA|hf_|PRIVATE KEY|xox[abposr]-|AIza")
+
+
 def credential_kind(text: str) -> str | None:
+    if not _ANY.search(text):
+        return None
     for kind, pattern in _PATTERNS:
         if pattern.search(text):
             return kind
