@@ -59,10 +59,21 @@ def _lint_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fix", action="store_true", help="apply safe fixes in place, keeping comments and layout; then report what remains")
     parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff and write nothing")
     parser.add_argument("--online", action="store_true", help="check pins against the configured registry")
-    parser.add_argument("--cache-dir", metavar="DIR", help="where registry answers are cached (default: .planlint_cache/ beside the config)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached registry answers or data-check results")
+    parser.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="lint in N processes (default: the available CPUs; small inputs use one)")
+    parser.add_argument("--cache-dir", metavar="DIR", help="where lint results, data-check results and registry answers are cached (default: cache_dir from the config, else .planlint_cache/ beside the config)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached lint results, data-check results or registry answers")
     parser.add_argument("--require-data", action="store_true", help="a split path that does not exist locally is an error (default: data checks are skipped with a note)")
     return parser
+
+
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes >= 1, got {value!r}")
+    return jobs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,7 +152,7 @@ def _lint(argv: list[str]) -> int:
 
             report = lint_diff(paths, config, args.diff_base, extras=extras)
         else:
-            report = lint_paths(paths, config, extras=extras, named_as_discovered=args.skip_non_plans)
+            report = lint_paths(paths, config, extras=extras, named_as_discovered=args.skip_non_plans, jobs=args.jobs, cache=_result_cache(args, config))
     except UsageError as exc:
         raise _Exit(2, str(exc)) from None
     finally:
@@ -181,6 +192,15 @@ def _lint(argv: list[str]) -> int:
         if len(report.notes) > MAX_NOTES:
             print(f"planlint: note: ... and {len(report.notes) - MAX_NOTES} more notes (--quiet hides them)", file=sys.stderr)
     return 1 if report.errors else 0
+
+
+def _result_cache(args, config):
+    """The cache of per-file lint results, unless --no-cache."""
+    if args.no_cache:
+        return None
+    from planlint.cache import ResultCache, default_directory
+
+    return ResultCache(args.cache_dir or config.cache_dir or default_directory(config), config)
 
 
 def _services(args, config, paths: list[str]):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from planlint.config import Config
 from planlint.loader import Loaded, load_file
@@ -47,7 +47,7 @@ class Finding:
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code, self.yaml_path)
+        return (self.path, self.line, self.column, self.code, self.yaml_path, self.message)
 
 
 @dataclass
@@ -93,9 +93,15 @@ def discover(paths: Iterable[str], config: Config) -> list[tuple[str, Path, bool
     for arg in paths:
         path = Path(arg)
         if path.is_dir():
-            for file in _walk(path, config):
-                display = os.path.normpath(os.path.join(arg, os.path.relpath(file, path))).replace(os.sep, "/")
-                _add(found, seen, display, file, False)
+            # Per-directory path arithmetic, string joins per file: a monorepo has thousands.
+            for directory, names in _walk(path, config):
+                prefix = os.path.join(arg, os.path.relpath(directory, path))
+                absolute = os.path.abspath(directory)
+                for name in names:
+                    key = os.path.normcase(os.path.join(absolute, name))
+                    if key not in seen:
+                        seen.add(key)
+                        found.append((os.path.normpath(os.path.join(prefix, name)).replace(os.sep, "/"), Path(directory, name), False))
         elif path.exists() or path.is_symlink():
             if config.excluded(path):
                 continue
@@ -112,16 +118,15 @@ def _add(found, seen, display, path, explicit) -> None:
         found.append((display, path, explicit))
 
 
-def _walk(root: Path, config: Config) -> list[Path]:
-    files = []
+def _walk(root: Path, config: Config) -> Iterator[tuple[str, list[str]]]:
+    """(directory, sorted names of its YAML files) under root, directories in sorted order."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not config.excluded(Path(dirpath, d)))
-        for name in sorted(filenames):
-            if name.endswith(YAML_SUFFIXES):
-                file = Path(dirpath, name)
-                if not config.excluded(file):
-                    files.append(file)
-    return files
+        names = [n for n in sorted(filenames) if n.endswith(YAML_SUFFIXES)]
+        if config.exclude:
+            names = [n for n in names if not config.excluded(Path(dirpath, n))]
+        if names:
+            yield dirpath, names
 
 
 # --------------------------------------------------------------------------- one file
@@ -223,16 +228,22 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
 # --------------------------------------------------------------------------- a run
 
 
-def lint_paths(paths: Iterable[str], config: Config, *, extras: dict | None = None, named_as_discovered: bool = False) -> Report:
+def lint_paths(
+    paths: Iterable[str], config: Config, *, extras: dict | None = None, named_as_discovered: bool = False, jobs: int | None = 1, cache=None
+) -> Report:
     """Lint `paths`. `named_as_discovered`: a named file that is not a plan is skipped, not PL004
-    (pre-commit names every staged YAML file; `--skip-non-plans`)."""
+    (pre-commit names every staged YAML file; `--skip-non-plans`).
+
+    `jobs`: worker processes (None: one per available CPU; small inputs stay in
+    this process). `cache`: a cache.ResultCache, or None. Neither changes the
+    findings (parallel.py).
+    """
+    from planlint.parallel import lint_targets
+
     report = Report()
-    results: list[FileResult] = []
-    for display, path, explicit in discover(paths, config):
-        result = lint_file(display, path, explicit and not named_as_discovered, config, extras)
-        if result is not None:
-            results.append(result)
-    return finish(results, config, report)
+    targets = [(display, path, explicit and not named_as_discovered) for display, path, explicit in discover(paths, config)]
+    results = lint_targets(targets, config, extras=extras, jobs=jobs, cache=cache)
+    return finish([r for r in results if r is not None], config, report)
 
 
 def _judged(code: str, result: FileResult, config: Config) -> bool:

@@ -99,7 +99,11 @@ def read_text(path: Path, max_size: int) -> tuple[str | None, LoadProblem | None
             size = os.fstat(fh.fileno()).st_size
             if size > max_size:
                 return None, _unreadable(f"file is {size:,} bytes, over the {max_size:,}-byte limit (max_file_size)")
-            raw = fh.read(max_size + 1)
+            # Ask for what fstat reports, not the limit: read(1 MiB) allocates 1 MiB
+            # (an mmap and page faults) for every 3 KB plan.
+            raw = fh.read(size + 1)
+            if len(raw) > size:  # it grew while we read it, or a special file that reports 0
+                raw += fh.read(max_size + 1 - len(raw))
     except IsADirectoryError:
         return None, _unreadable("is a directory, not a file")
     except OSError as exc:

@@ -1,0 +1,244 @@
+"""Per-file results, cached on disk and keyed on everything that decides them.
+
+A cached result is served only for the same file text, linted under the same
+display path and explicitness, by the same planlint (version and the
+installed package files), against the same schema, with the same effective
+configuration (every Config field that can change a finding, plus the content
+of a configured catalog). Anything else is a miss.
+
+What is cached is `engine.lint_file`'s FileResult *before* `engine.finish`:
+findings, suppressions with their use marks, and the plan name and its span,
+which finish() needs for the cross-file rules (PL005, PL009, PL010). The plan
+data and positions are not cached; the text is re-read (it is read anyway to
+compute the key).
+
+Layout: `<dir>/<run key>/<file key>.json`, one small JSON file per entry,
+written to a temporary file and moved into place with os.replace, so
+concurrent runs never see half an entry; an entry that does not parse or does
+not carry its own key is ignored. JSON rather than pickle or marshal: a cache
+directory is data, never code. The directory holds a `.gitignore` (`*`) and a
+CACHEDIR.TAG so it is neither committed nor backed up, and deleting it is
+always safe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from planlint import __version__
+from planlint.config import Config
+from planlint.engine import Finding, FileResult
+from planlint.loader import read_text
+from planlint.positions import Span
+from planlint.suppressions import Suppression
+
+FORMAT = 1
+MISS: Any = object()  # lookup() found nothing usable (None means "cached: not a plan, skipped")
+
+# Config fields that cannot change a file's findings (they decide where things are).
+_CONFIG_NOT_IN_KEY = {"source", "root", "cache_dir", "exclude"}
+# FileResult fields the entry does not carry: the key has the path, the text is re-read,
+# data and positions are not needed after lint_file.
+_RESULT_NOT_STORED = {"path", "text", "data", "positions"}
+_FINDING_FIELDS = [f.name for f in dataclasses.fields(Finding) if f.name != "path"]
+
+_GITIGNORE = "# Created by planlint; the cache is local and may be deleted at any time.\n*\n"
+_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by planlint.\n"
+
+
+def default_directory(config: Config) -> Path:
+    """`.planlint_cache/` in the project root: beside the config file, else the current directory."""
+    return Path(config.root) / ".planlint_cache"
+
+
+def _package_fingerprint() -> str:
+    """Name, size and mtime of planlint's own files: an edited or reinstalled planlint misses."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == "__pycache__":
+                continue
+            if entry.is_dir():
+                stack.append(Path(entry.path))
+            elif entry.name.endswith((".py", ".json", ".yaml")):
+                stat = entry.stat()
+                digest.update(f"{os.path.relpath(entry.path, root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _config_fingerprint(config: Config) -> dict:
+    settings: dict[str, Any] = {}
+    for field in dataclasses.fields(config):
+        if field.name.startswith("_") or field.name in _CONFIG_NOT_IN_KEY:
+            continue
+        settings[field.name] = getattr(config, field.name)
+    if config.catalog:
+        try:
+            settings["catalog content"] = hashlib.sha256(Path(config.catalog).read_bytes()).hexdigest()
+        except OSError as exc:
+            settings["catalog content"] = f"unreadable: {exc.__class__.__name__}"
+    return settings
+
+
+def run_key(config: Config) -> str:
+    """What every entry of a run shares: planlint, its schema and the effective config."""
+    from importlib.resources import files
+
+    schema = files("planlint").joinpath("data/plan.schema.json").read_bytes()
+    parts = {
+        "format": FORMAT,
+        "planlint": __version__,
+        "package": _package_fingerprint(),
+        "schema": hashlib.sha256(schema).hexdigest(),
+        "config": _config_fingerprint(config),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class ResultCache:
+    """Lookups and stores for one run (one config)."""
+
+    def __init__(self, directory: str | os.PathLike, config: Config) -> None:
+        self.root = Path(directory)
+        self.key = run_key(config)
+        self.directory = self.root / self.key[:24]
+        self.max_file_size = config.max_file_size
+        self.writable = True
+        self.hits = 0
+        self.stores = 0
+        self._seed = hashlib.sha256(self.key.encode())
+        self._entries = os.path.join(self.directory, "")  # string joins: a warm run looks up thousands
+
+    # ------------------------------------------------------------------ keys
+
+    def file_key(self, display: str, explicit: bool, text: str) -> str:
+        digest = self._seed.copy()
+        digest.update(b"\0%d\0" % explicit)
+        digest.update(display.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def _entry(self, key: str) -> str:
+        return f"{self._entries}{key}.json"
+
+    # ------------------------------------------------------------------ lookup
+
+    def current_key(self, display: str, path: Path, explicit: bool) -> str | None:
+        """The key of the file as it is now; None when it cannot be read as text (never cached)."""
+        text, problem = read_text(path, self.max_file_size)
+        if problem is not None or text is None:
+            return None
+        return self.file_key(display, explicit, text)
+
+    def lookup(self, display: str, path: Path, explicit: bool) -> tuple[Any, str | None]:
+        """(the cached FileResult, or None for "not a plan", or MISS; the file's key)."""
+        text, problem = read_text(path, self.max_file_size)
+        if problem is not None or text is None:
+            return MISS, None
+        key = self.file_key(display, explicit, text)
+        try:
+            with open(self._entry(key), "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            return MISS, key
+        try:
+            entry = json.loads(raw)
+            if entry["key"] != key:
+                return MISS, key
+            result = _decode(entry["result"], display, text)
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return MISS, key  # corrupt, or written by an incompatible planlint: ignore it
+        self.hits += 1
+        return result, key
+
+    # ------------------------------------------------------------------ store
+
+    def store(self, key: str, result: FileResult | None) -> None:
+        """Cache `result` under `key`, the key of the exact text it was linted from."""
+        if not self.writable:
+            return
+        if result is not None and any(f.code == "PL006" for f in result.findings):
+            return  # a limit (time_budget) can depend on the machine's load: recompute
+        try:
+            payload = json.dumps({"key": key, "result": _encode(result)}, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return  # a field that JSON cannot hold: not cacheable
+        try:
+            self._ensure_directory()
+            fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(payload)
+                os.replace(temporary, self._entry(key))
+            except BaseException:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            self.writable = False  # read-only checkout, full disk: lint on, uncached
+            return
+        self.stores += 1
+
+    def _ensure_directory(self) -> None:
+        if self.directory.is_dir():
+            return
+        fresh = not self.root.exists()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+                try:
+                    (self.root / name).write_text(content, encoding="utf-8")
+                except OSError:
+                    pass
+
+
+# --------------------------------------------------------------------------- entry format
+
+
+def _encode(result: FileResult | None) -> dict | None:
+    if result is None:
+        return None
+    out: dict[str, Any] = {}
+    for field in dataclasses.fields(result):
+        name = field.name
+        if name in _RESULT_NOT_STORED:
+            continue
+        value = getattr(result, name)
+        if name == "findings":
+            value = [[getattr(f, n) for n in _FINDING_FIELDS] for f in value]
+        elif name == "suppressions":
+            value = [[s.kind, s.codes, s.reason, list(s.span), s.target_line, sorted(s.used)] for s in value]
+        elif name == "name_span":
+            value = list(value) if value is not None else None
+        elif not isinstance(value, (str, int, float, bool, type(None))):
+            raise TypeError(f"FileResult.{name} is not cacheable")
+        out[name] = value
+    return out
+
+
+def _decode(entry: dict | None, display: str, text: str) -> FileResult | None:
+    if entry is None:
+        return None
+    values = dict(entry)
+    values["findings"] = [Finding(path=display, **dict(zip(_FINDING_FIELDS, row, strict=True))) for row in entry["findings"]]
+    values["suppressions"] = [
+        Suppression(kind, list(codes), reason, Span(*span), target, set(used)) for kind, codes, reason, span, target, used in entry["suppressions"]
+    ]
+    values["name_span"] = Span(*entry["name_span"]) if entry["name_span"] is not None else None
+    return FileResult(path=display, text=text, **values)

@@ -1,0 +1,138 @@
+"""Linting many files: the result cache in front, a process pool behind.
+
+`lint_targets` returns exactly what calling `engine.lint_file` on each target
+in order would return (less the plan data and positions, which nothing after
+lint_file needs and which would cost memory and pickling). Cached results are
+looked up in this process; only the misses are linted, serially or, when there
+are enough of them, by worker processes, and the results come back in the
+order of the targets, so the report is the same whichever path produced it.
+
+Workers are forked where fork is safe (Linux), so they start with planlint
+already imported; elsewhere they are spawned. Each worker stores its own cache
+entries (atomic writes make that safe).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+from planlint.config import Config
+from planlint.engine import FileResult, lint_file
+
+# Below this many files per worker a pool costs more than it saves: forking,
+# shipping results back and waiting for the slowest chunk against ~1 ms a file.
+MIN_FILES_PER_WORKER = 24
+# Rules of these scopes decide from the plan text and the config alone, which is
+# what the cache key holds. A rule that reads anything else (data files, a
+# registry, git) has another scope, and while one is enabled nothing is cached.
+CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo"})
+
+Target = tuple[str, Path, bool]
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (a container's or taskset's limit, not the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def cache_safe(config: Config) -> bool:
+    from planlint.rules import RULES
+
+    return all(rule.scope in CACHE_SAFE_SCOPES for code, rule in RULES.items() if config.enabled(code))
+
+
+def worker_count(jobs: int | None, files: int) -> int:
+    """Processes to lint `files` files with: at most `jobs` (None: the available CPUs), 1 for small inputs."""
+    limit = available_cpus() if jobs is None else max(1, jobs)
+    return max(1, min(limit, files // MIN_FILES_PER_WORKER))
+
+
+def lint_targets(targets: list[Target], config: Config, *, extras: dict | None = None, jobs: int | None = 1, cache: Any = None) -> list[FileResult | None]:
+    """lint_file() for every target, in order; None where a discovered file is not a plan."""
+    if extras or (cache is not None and not cache_safe(config)):
+        cache = None  # per-run services (catalog, registry, base plan) are not in the key
+    results: list[FileResult | None] = [None] * len(targets)
+    todo: list[int] = []
+    keys: list[str | None] = []
+    if cache is None:
+        todo = list(range(len(targets)))
+        keys = [None] * len(targets)
+    else:
+        from planlint.cache import MISS
+
+        for index, (display, path, explicit) in enumerate(targets):
+            hit, key = cache.lookup(display, path, explicit)
+            if hit is MISS:
+                todo.append(index)
+                keys.append(key)
+            else:
+                results[index] = hit
+    if not todo:
+        return results
+    work = [(targets[index], key) for index, key in zip(todo, keys)]
+    workers = 1 if extras else worker_count(jobs, len(work))
+    if workers == 1:
+        done: Iterable = (_lint(target, key, config, extras, cache) for target, key in work)
+    else:
+        done = _in_pool(work, config, cache, workers)
+    for index, result in zip(todo, done):
+        results[index] = result
+    return results
+
+
+def _lint(target: Target, key: str | None, config: Config, extras: dict | None, cache: Any) -> FileResult | None:
+    display, path, explicit = target
+    result = lint_file(display, path, explicit, config, extras)
+    if result is not None:
+        result.data = None
+        result.positions = None
+    if cache is not None:
+        if result is None:
+            # A skipped file leaves no text behind: cache the skip only if the
+            # file is still the one that was looked up before linting.
+            if key is not None and cache.current_key(display, path, explicit) == key:
+                cache.store(key, None)
+        elif result.text is not None:
+            cache.store(cache.file_key(display, explicit, result.text), result)
+    return result
+
+
+# --------------------------------------------------------------------------- the pool
+
+_worker: dict[str, Any] = {}
+
+
+def _start_worker(config: Config, cache: Any) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _worker["config"] = config
+    _worker["cache"] = cache
+
+
+def _lint_in_worker(item: tuple[Target, str | None]) -> FileResult | None:
+    target, key = item
+    return _lint(target, key, _worker["config"], None, _worker["cache"])
+
+
+def _start_method() -> str:
+    import multiprocessing
+
+    # fork keeps the imports (no start-up per worker); macOS and Windows spawn.
+    return "fork" if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def _in_pool(work: list[tuple[Target, str | None]], config: Config, cache: Any, workers: int) -> list[FileResult | None]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunksize = max(1, -(-len(work) // (workers * 8)))
+    context = multiprocessing.get_context(_start_method())
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(config, cache)) as pool:
+        return list(pool.map(_lint_in_worker, work, chunksize=chunksize))

@@ -1,0 +1,418 @@
+"""The process pool and the result cache change how fast findings come, never which.
+
+Every path (serial, parallel, cold cache, warm cache) must print the same
+report as a serial uncached run, and a cached result must never outlive a
+change to the file, the config or planlint. No timings here: bench/lint_speed.py
+measures speed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_process, write
+from planlint import cache as cache_module
+from planlint import parallel
+from planlint.cache import ResultCache
+from planlint.config import Config, load_config
+from planlint.engine import FileResult, Finding, lint_paths
+from planlint.loader import YamlFloat, YamlInt, load_text, read_text
+
+sys.path.insert(0, str(ROOT / "bench"))
+from corpus import DEFECTS, make_plan, write_corpus  # noqa: E402
+
+sys.path.remove(str(ROOT / "bench"))
+
+EXPECTED_CODES = {
+    "release-latest": "PL102", "no-baseline": "PL401", "grader-range": "PL302", "spend-string": "PL502",
+    "eval-not-frozen": "PL205", "typo-key": "PL003", "decision-on-train": "PL604", "duplicate-key": "PL002",
+    "estimate-over-cap": "PL504", "judge-uncalibrated": "PL305", "stopping-empty": "PL603", "revision-main": "PL103",
+    "syntax-error": "PL001", "secret": "PL801", "bare-suppression": "PL009",
+}
+
+SUPPRESSED = """\
+# planlint: disable-file=PL305 -- judge calibration tracked in JIRA-123
+# planlint: disable=PL999 -- suppresses nothing: PL010
+"""
+
+
+def make_tree(root: Path, plans: int = 120) -> Path:
+    """A repository: generated plans plus the cases finish() and discovery care about."""
+    write_corpus(root / "plans", plans, seed=11)
+    reference = (ROOT / "tests" / "fixtures" / "reference_plan.yaml").read_text(encoding="utf-8")
+    write(root / "plans" / "dup" / "a.yaml", reference)  # the same metadata.name twice: PL005
+    write(root / "plans" / "dup" / "b.yaml", reference)
+    write(root / "plans" / "dup" / "c.yaml", SUPPRESSED + reference.replace("retail-refund-window", "c-plan").replace("frozen: true", "frozen: false  # planlint: disable=PL205"))
+    write(root / "plans" / "dup" / "d.yaml", reference.replace("retail-refund-window", "d-plan").replace('release: "2026.11.03"', "release: latest").replace("  owner:", "  ownr:"))
+    write(root / "plans" / "ci" / "workflow.yaml", "on: push\njobs: {}\n")  # not a plan: skipped
+    write(root / "plans" / "ci" / "broken.yaml", "kind: ExperimentPlan\nmetadata: [\n")  # broken plan: PL001
+    (root / "plans" / "ci" / "binary.yaml").write_bytes(b"kind: ExperimentPlan\x00\xff")  # PL006
+    write(root / "notes.yaml", "just: notes\n")  # named explicitly: PL004
+    return root
+
+
+def lint(root: Path, *args: str) -> str:
+    proc = run_process("--format", "json", *args, "plans", "notes.yaml", cwd=root)
+    assert proc.status in (0, 1), proc
+    return proc.out
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    return make_tree(tmp_path_factory.mktemp("repo"))
+
+
+@pytest.fixture(scope="module")
+def reference(tree) -> str:
+    return lint(tree, "--jobs", "1", "--no-cache")
+
+
+def test_the_reference_run_covers_the_interesting_cases(reference):
+    codes = {f["code"] for f in json.loads(reference)["findings"]}
+    assert {"PL001", "PL004", "PL005", "PL006", "PL009", "PL010", "PL102", "PL003"} <= codes
+    assert json.loads(reference)["files"] > 120
+
+
+@pytest.mark.integration
+def test_parallel_cold_and_warm_runs_print_the_serial_report(tree, reference, tmp_path):
+    cache_dir = tmp_path / "cache"
+    assert lint(tree, "--jobs", "2", "--no-cache") == reference
+    assert lint(tree, "--jobs", "2", "--cache-dir", str(cache_dir)) == reference  # cold: fills the cache
+    assert len(list((cache_dir).rglob("*.json"))) > 120
+    assert lint(tree, "--jobs", "2", "--cache-dir", str(cache_dir)) == reference  # warm
+    assert lint(tree, "--jobs", "1", "--cache-dir", str(cache_dir)) == reference  # warm, serial
+
+
+def test_text_output_is_the_same_from_the_cache(tree, tmp_path, planlint):
+    cache_dir = tmp_path / "cache"
+    first = planlint("--no-cache", "--jobs", "1", "plans", cwd=tree)
+    cold = planlint("--cache-dir", cache_dir, "plans", cwd=tree)
+    warm = planlint("--cache-dir", cache_dir, "plans", cwd=tree)
+    assert first.out == cold.out == warm.out
+    assert " | " in warm.out and "^" in warm.out  # source excerpts come back with cached findings
+
+
+def test_the_pool_is_used_and_keeps_the_order(tree, monkeypatch):
+    calls = []
+    real = parallel._in_pool
+
+    def counting(work, config, cache, workers):
+        calls.append((len(work), workers))
+        return real(work, config, cache, workers)
+
+    monkeypatch.chdir(tree)
+    monkeypatch.setattr(parallel, "_in_pool", counting)
+    config = load_config()
+    serial = lint_paths(["plans"], config, jobs=1)
+    pooled = lint_paths(["plans"], config, jobs=2)
+    assert calls and calls[0][1] == 2
+    assert pooled.findings == serial.findings and pooled.files == serial.files
+    assert pooled.sources == serial.sources
+
+
+def test_small_inputs_stay_in_process():
+    assert parallel.worker_count(8, 1) == 1
+    assert parallel.worker_count(8, parallel.MIN_FILES_PER_WORKER * 2 - 1) == 1
+    assert parallel.worker_count(2, 10_000) == 2
+    assert parallel.worker_count(None, 10_000) == parallel.available_cpus()
+    assert parallel.worker_count(1, 10_000) == 1
+
+
+def test_available_cpus_follow_the_affinity_mask():
+    if hasattr(os, "sched_getaffinity"):
+        assert parallel.available_cpus() == len(os.sched_getaffinity(0))
+    assert parallel.available_cpus() >= 1
+
+
+# --------------------------------------------------------------------------- the cache
+
+
+def run_cached(root: Path, cache_dir: Path, *paths: str, config: Config | None = None) -> tuple[list[Finding], ResultCache]:
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        config = config or load_config()
+        cache = ResultCache(cache_dir, config)
+        report = lint_paths(list(paths) or ["plans"], config, cache=cache)
+    finally:
+        os.chdir(old)
+    return report.findings, cache
+
+
+def test_warm_run_is_served_entirely_from_the_cache(tree, tmp_path):
+    cold, first = run_cached(tree, tmp_path / "c")
+    warm, second = run_cached(tree, tmp_path / "c")
+    assert warm == cold
+    assert first.hits == 0 and first.stores > 120
+    # Every file is a hit except the unreadable one (PL006 is never cached).
+    assert second.hits == first.stores and second.stores == 0
+
+
+def test_a_changed_file_is_linted_again(tmp_path):
+    root = tmp_path / "repo"
+    defects = write_corpus(root / "plans", 30, seed=11)
+    target = root / "plans" / next(name for name, defect in sorted(defects.items()) if not defect)
+    _, first = run_cached(root, tmp_path / "c")
+    text = target.read_text(encoding="utf-8")
+    target.write_text(text.replace("frozen: true", "frozen: false"), encoding="utf-8")
+    findings, second = run_cached(root, tmp_path / "c")
+    assert any(f.code == "PL205" and f.path.endswith(target.name) for f in findings)
+    assert second.hits == first.stores - 1 and second.stores == 1
+    target.write_text(text, encoding="utf-8")  # back as it was: the old entry serves again
+    findings, third = run_cached(root, tmp_path / "c")
+    assert not any(f.path.endswith(target.name) for f in findings)
+    assert third.stores == 0
+
+
+def test_a_config_change_misses(tmp_path):
+    root = make_tree(tmp_path / "repo", plans=30)
+    before, _ = run_cached(root, tmp_path / "c")
+    assert any(f.code == "PL205" for f in before)
+    write(root / ".planlint.yaml", "ignore: [PL205]\nseverity: {PL102: warning}\n")
+    after, cache = run_cached(root, tmp_path / "c")
+    assert cache.hits == 0
+    assert not any(f.code == "PL205" for f in after)
+    assert all(f.severity == "warning" for f in after if f.code == "PL102")
+    # Each effective config has its own entries; going back hits the first ones.
+    (root / ".planlint.yaml").unlink()
+    again, cache = run_cached(root, tmp_path / "c")
+    assert again == before and cache.stores == 0
+
+
+def test_command_line_selection_is_part_of_the_key(tree, tmp_path, planlint):
+    cache_dir = tmp_path / "cache"
+    everything = planlint("--format", "json", "--cache-dir", cache_dir, "plans", cwd=tree).json["findings"]
+    only = planlint("--format", "json", "--cache-dir", cache_dir, "--select", "PL1", "plans", cwd=tree).json["findings"]
+    assert only and all(f["code"].startswith("PL1") for f in only)
+    assert len(only) < len(everything)
+    assert planlint("--format", "json", "--cache-dir", cache_dir, "plans", cwd=tree).json["findings"] == everything
+
+
+def test_a_catalog_change_misses(tmp_path):
+    root = make_tree(tmp_path / "repo", plans=5)
+    write(root / "catalog.yaml", "datasets: {}\n")
+    write(root / ".planlint.yaml", "catalog: catalog.yaml\n")
+    _, first = run_cached(root, tmp_path / "c")
+    write(root / "catalog.yaml", "datasets: {retail-refunds: {releases: ['2026.11.03']}}\n")
+    _, second = run_cached(root, tmp_path / "c")
+    assert first.stores > 0 and second.hits == 0
+
+
+def test_a_new_planlint_version_misses(tmp_path, monkeypatch):
+    root = make_tree(tmp_path / "repo", plans=5)
+    _, first = run_cached(root, tmp_path / "c")
+    monkeypatch.setattr(cache_module, "__version__", "999.0")
+    _, second = run_cached(root, tmp_path / "c")
+    assert first.stores > 0 and second.hits == 0
+    monkeypatch.undo()
+    _, third = run_cached(root, tmp_path / "c")
+    assert third.hits == first.stores
+
+
+def test_edited_planlint_files_change_the_key(tmp_path, monkeypatch):
+    config = Config(root=tmp_path)
+    before = cache_module.run_key(config)
+    monkeypatch.setattr(cache_module, "_package_fingerprint", lambda: "another build")
+    assert cache_module.run_key(config) != before
+
+
+def test_the_same_text_elsewhere_or_named_explicitly_is_another_entry(tmp_path):
+    root = tmp_path / "repo"
+    write(root / "plans" / "notes.yaml", "just: notes\n")
+    findings, first = run_cached(root, tmp_path / "c", "plans")
+    assert findings == [] and first.stores == 1  # discovered, not a plan: skipped, and that is cached
+    findings, second = run_cached(root, tmp_path / "c", "plans/notes.yaml")
+    assert [f.code for f in findings] == ["PL004"] and second.hits == 0
+    findings, third = run_cached(root, tmp_path / "c", "plans")
+    assert findings == [] and third.hits == 1
+
+
+def test_corrupt_entries_are_ignored_and_replaced(tree, reference, tmp_path):
+    cache_dir = tmp_path / "cache"
+    lint(tree, "--cache-dir", str(cache_dir))
+    entries = sorted(cache_dir.rglob("*.json"))
+    garbage = [b"", b"{", b"null", b'{"key": "nope", "result": null}', b"\x00\xff", b'{"key": 1}', b"[]"]
+    for index, entry in enumerate(entries):
+        if index % 3 == 0:
+            entry.write_bytes(garbage[index % len(garbage)])
+        elif index % 3 == 1:  # the right key, a result of the wrong shape
+            key = json.loads(entry.read_bytes())["key"]
+            entry.write_text(json.dumps({"key": key, "result": {"findings": [[1, 2]], "bogus": True}}), encoding="utf-8")
+    assert lint(tree, "--cache-dir", str(cache_dir)) == reference
+    assert lint(tree, "--cache-dir", str(cache_dir)) == reference  # now from repaired entries
+    assert not list(cache_dir.rglob(".tmp-*"))
+
+
+def test_an_entry_moved_to_another_key_is_not_served(tmp_path):
+    root = make_tree(tmp_path / "repo", plans=4)
+    _, cache = run_cached(root, tmp_path / "c")
+    entries = sorted(cache.directory.glob("*.json"))
+    a, b = entries[0], entries[1]
+    a_bytes = a.read_bytes()
+    a.write_bytes(b.read_bytes())
+    b.write_bytes(a_bytes)
+    findings, again = run_cached(root, tmp_path / "c")
+    assert again.hits == cache.stores - 2
+    assert findings == run_cached(root, tmp_path / "d")[0]
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_concurrent_runs_share_a_cache_safely(tree, reference, tmp_path):
+    import subprocess
+
+    cache_dir = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    env.pop("GITHUB_ACTIONS", None)
+    command = [sys.executable, "-m", "planlint", "--format", "json", "--cache-dir", str(cache_dir), "plans", "notes.yaml"]
+    for _ in range(2):  # cold and concurrent, then warm and concurrent
+        procs = [subprocess.Popen(command + ["--jobs", str(1 + n % 2)], cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for n in range(4)]
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert all(p.returncode in (0, 1) for p in procs), [err.decode() for _, err in outs]
+        assert all(out.decode() == reference for out, _ in outs)
+    assert not list(cache_dir.rglob(".tmp-*"))
+
+
+def test_the_cache_directory_is_marked_and_ignored_by_git(tree, tmp_path):
+    lint(tree, "--cache-dir", str(tmp_path / "cache"))
+    assert (tmp_path / "cache" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    assert (tmp_path / "cache" / "CACHEDIR.TAG").read_text(encoding="utf-8").startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_default_location_is_the_project_root_and_config_can_move_it(tmp_path, planlint):
+    root = make_tree(tmp_path / "repo", plans=3)
+    write(root / ".planlint.yaml", "ignore: [PL205]\n")
+    (root / "plans" / "team-00").mkdir(exist_ok=True)
+    result = planlint("team-00", cwd=root / "plans")  # run from a subdirectory
+    assert result.status in (0, 1), result
+    assert (root / ".planlint_cache").is_dir()
+    assert not (root / "plans" / ".planlint_cache").exists()
+    write(root / ".planlint.yaml", "cache_dir: build/lint-cache\n")
+    planlint("plans", cwd=root)
+    assert any((root / "build" / "lint-cache").rglob("*.json"))
+    planlint("--cache-dir", tmp_path / "elsewhere", "plans", cwd=root)
+    assert any((tmp_path / "elsewhere").rglob("*.json"))
+
+
+def test_no_cache_writes_nothing(tmp_path, planlint):
+    root = make_tree(tmp_path / "repo", plans=3)
+    planlint("--no-cache", "plans", cwd=root)
+    assert not (root / ".planlint_cache").exists()
+
+
+def test_an_unusable_cache_directory_does_not_stop_the_lint(tree, reference, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache would go\n", encoding="utf-8")
+    assert lint(tree, "--cache-dir", str(blocker)) == reference
+    assert lint(tree, "--cache-dir", str(blocker / "below")) == reference
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="needs a user that permissions apply to")
+def test_a_read_only_cache_directory_does_not_stop_the_lint(tree, reference, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert lint(tree, "--cache-dir", str(locked)) == reference
+    finally:
+        locked.chmod(0o700)
+
+
+def test_time_budget_hits_are_not_cached(tmp_path):
+    root = tmp_path / "repo"
+    write_corpus(root / "plans", 3, seed=2)
+    write(root / ".planlint.yaml", "limits: {time_budget: 0.000001}\n")
+    big = "apiVersion: planlint/v1\nkind: ExperimentPlan\nmetadata: {name: big}\nlabels:\n" + "".join(f"  k{i}: v{i}\n" for i in range(2000))
+    write(root / "plans" / "big.yaml", big)
+    findings, cache = run_cached(root, tmp_path / "c")
+    assert any(f.code == "PL006" and f.path.endswith("big.yaml") for f in findings)
+    assert cache.stores == 3
+    _, again = run_cached(root, tmp_path / "c")
+    assert again.hits == 3 and again.stores == 0
+
+
+def test_runs_with_extras_do_not_use_the_cache(tree, tmp_path):
+    config = Config(root=tree)
+    cache = ResultCache(tmp_path / "c", config)
+    old = Path.cwd()
+    os.chdir(tree)
+    try:
+        lint_paths(["plans"], config, cache=cache, extras={"base": "a service the key knows nothing of"})
+    finally:
+        os.chdir(old)
+    assert cache.stores == 0 and not (tmp_path / "c").exists()
+
+
+def test_rules_that_read_more_than_the_plan_switch_the_cache_off(tree, tmp_path, monkeypatch):
+    from planlint import rules
+    from planlint.rules.base import ERROR, Rule, no_check
+
+    data_rule = Rule("PL299", "reads-split-files", ERROR, no_check, "Reads data files.", scope="data")
+    monkeypatch.setitem(rules.RULES, "PL299", data_rule)
+    assert not parallel.cache_safe(Config())
+    assert parallel.cache_safe(Config(ignore=["PL299"]))
+    _, cache = run_cached(tree, tmp_path / "c")
+    assert cache.stores == 0 and cache.hits == 0
+
+
+def test_every_file_result_field_is_cached_or_deliberately_not():
+    """A field added to FileResult must be added to the cache entry (cache._encode) or to _RESULT_NOT_STORED."""
+    fields = {f.name for f in dataclasses.fields(FileResult)}
+    assert fields == {"path", "is_plan", "findings", "suppressions", "plan_name", "name_span", "text", "data", "positions"}
+    assert cache_module._RESULT_NOT_STORED < fields
+
+
+def test_cli_rejects_bad_job_counts(tmp_path):
+    for value in ("0", "-1", "many"):
+        result = run_process("--jobs", value, "plans/", cwd=tmp_path)
+        assert result.status == 2 and "--jobs" in result.err and "Traceback" not in result.err
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def test_yaml_numbers_survive_pickling_with_their_text():
+    data = load_text("a: 0o17\nb: 2026.10\nc: [007]\n").data
+    copy = pickle.loads(pickle.dumps(data))
+    assert copy == data
+    assert isinstance(copy["a"], YamlInt) and copy["a"].text == "0o17"
+    assert isinstance(copy["b"], YamlFloat) and copy["b"].text == "2026.10"
+    assert copy["c"][0].text == "007"
+
+
+def test_read_text_at_the_size_limit(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_bytes(b"a" * 100)
+    assert read_text(path, 100) == ("a" * 100, None)
+    text, problem = read_text(path, 99)
+    assert text is None and "over the 99-byte limit" in problem.message
+    assert read_text(Path(os.devnull), 100) == ("", None)
+
+
+def test_the_benchmark_corpus_is_what_it_claims(tmp_path):
+    """Clean plans are clean under every rule; each planted defect gives its finding."""
+    defects = write_corpus(tmp_path / "corpus", 400, seed=5)
+    config = Config(root=tmp_path)
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        report = lint_paths(["corpus"], config)
+    finally:
+        os.chdir(old)
+    found: dict[str, set[str]] = {}
+    for f in report.findings:
+        found.setdefault(f.path.split("/", 1)[1], set()).add(f.code)
+    assert set(found) == {name for name, defect in defects.items() if defect}
+    for name, defect in defects.items():
+        if defect:
+            assert EXPECTED_CODES[defect] in found[name], (name, defect, found[name])
+    assert set(EXPECTED_CODES) == set(DEFECTS)
+    assert 0.02 < len(found) / len(defects) < 0.09
+    assert make_plan(5, 17) == make_plan(5, 17)  # deterministic
