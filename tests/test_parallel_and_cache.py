@@ -85,7 +85,7 @@ def test_parallel_cold_and_warm_runs_print_the_serial_report(tree, reference, tm
     cache_dir = tmp_path / "cache"
     assert lint(tree, "--jobs", "2", "--no-cache") == reference
     assert lint(tree, "--jobs", "2", "--cache-dir", str(cache_dir)) == reference  # cold: fills the cache
-    assert len(list((cache_dir).rglob("*.json"))) > 120
+    assert len(cached_entries(cache_dir)) > 120
     assert lint(tree, "--jobs", "2", "--cache-dir", str(cache_dir)) == reference  # warm
     assert lint(tree, "--jobs", "1", "--cache-dir", str(cache_dir)) == reference  # warm, serial
 
@@ -234,33 +234,86 @@ def test_the_same_text_elsewhere_or_named_explicitly_is_another_entry(tmp_path):
     assert findings == [] and third.hits == 1
 
 
-def test_corrupt_entries_are_ignored_and_replaced(tree, reference, tmp_path):
+def segments(cache_dir: Path) -> list[Path]:
+    return sorted(p for p in cache_dir.rglob("*.json") if not p.name.startswith("."))
+
+
+def cached_entries(cache_dir: Path) -> dict:
+    entries: dict = {}
+    for segment in segments(cache_dir):
+        entries.update(json.loads(segment.read_bytes())["entries"])
+    return entries
+
+
+def test_damaged_segments_and_entries_are_ignored(tree, reference, tmp_path):
     cache_dir = tmp_path / "cache"
     lint(tree, "--cache-dir", str(cache_dir))
-    entries = sorted(cache_dir.rglob("*.json"))
-    garbage = [b"", b"{", b"null", b'{"key": "nope", "result": null}', b"\x00\xff", b'{"key": 1}', b"[]"]
-    for index, entry in enumerate(entries):
-        if index % 3 == 0:
-            entry.write_bytes(garbage[index % len(garbage)])
-        elif index % 3 == 1:  # the right key, a result of the wrong shape
-            key = json.loads(entry.read_bytes())["key"]
-            entry.write_text(json.dumps({"key": key, "result": {"findings": [[1, 2]], "bogus": True}}), encoding="utf-8")
+    found = segments(cache_dir)
+    assert len(found) >= 2
+    garbage = [b"", b"{", b"null", b"[]", b"\x00\xff", b'{"run": 1, "entries": {}}', b'{"format": 2}']
+    for index, segment in enumerate(found):
+        if index % 2 == 0:
+            segment.write_bytes(garbage[index % len(garbage)])
+        else:  # well-formed JSON, entries of the wrong shape
+            content = json.loads(segment.read_bytes())
+            keys = sorted(content["entries"])
+            for n, key in enumerate(keys):
+                content["entries"][key] = [None, {"r": {"findings": [[1, 2]]}}, {"r": {"is_plan": True, "bogus": 1}}, {"t": 0}][n % 4]
+            segment.write_text(json.dumps(content), encoding="utf-8")
     assert lint(tree, "--cache-dir", str(cache_dir)) == reference
-    assert lint(tree, "--cache-dir", str(cache_dir)) == reference  # now from repaired entries
+    assert lint(tree, "--cache-dir", str(cache_dir)) == reference  # now from the segment the last run wrote
     assert not list(cache_dir.rglob(".tmp-*"))
 
 
-def test_an_entry_moved_to_another_key_is_not_served(tmp_path):
+def test_a_segment_of_another_run_key_is_not_served(tmp_path):
     root = make_tree(tmp_path / "repo", plans=4)
-    _, cache = run_cached(root, tmp_path / "c")
-    entries = sorted(cache.directory.glob("*.json"))
-    a, b = entries[0], entries[1]
-    a_bytes = a.read_bytes()
-    a.write_bytes(b.read_bytes())
-    b.write_bytes(a_bytes)
-    findings, again = run_cached(root, tmp_path / "c")
-    assert again.hits == cache.stores - 2
-    assert findings == run_cached(root, tmp_path / "d")[0]
+    _, first = run_cached(root, tmp_path / "c")
+    write(root / ".planlint.yaml", "ignore: [PL1]\n")
+    _, second = run_cached(root, tmp_path / "c")
+    assert first.directory != second.directory
+    for segment in first.directory.glob("s-*.json"):  # as if renamed into the other run's directory
+        (second.directory / segment.name).write_bytes(segment.read_bytes())
+    _, third = run_cached(root, tmp_path / "c")
+    assert third.hits == second.stores
+
+
+def test_many_segments_are_merged_and_old_entries_dropped(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache_module, "MAX_SEGMENTS", 3)
+    root = tmp_path / "repo"
+    names = sorted(write_corpus(root / "plans", 6, seed=4))
+    cache_dir = tmp_path / "c"
+    for name in names:  # one run per file: one segment each
+        run_cached(root, cache_dir, f"plans/{name}")
+    assert len(segments(cache_dir)) <= 3  # merged along the way
+    entries = cached_entries(cache_dir)
+    assert len(entries) == 6
+
+    def key_of(name: str) -> str:
+        cache = ResultCache(cache_dir, load_config(cwd=root))
+        return cache.file_key(f"plans/{name}", True, (root / "plans" / name).read_text(encoding="utf-8"))
+
+    used_old, unused_old = key_of(names[0]), key_of(names[1])
+    assert {used_old, unused_old} <= set(entries)
+    for segment in segments(cache_dir):  # both last used long ago
+        content = json.loads(segment.read_bytes())
+        for key in (used_old, unused_old):
+            if key in content["entries"]:
+                content["entries"][key]["t"] -= cache_module.MAX_AGE + 10
+        segment.write_text(json.dumps(content), encoding="utf-8")
+    while len(segments(cache_dir)) < 3:  # the next new segment makes four: a merge
+        extra = root / "plans" / f"extra-{len(segments(cache_dir))}.yaml"
+        write(extra, f"note: {extra.name}\n")
+        run_cached(root, cache_dir, f"plans/{extra.name}")
+    write(root / "plans" / "new.yaml", "note: new\n")
+    _, cache = run_cached(root, cache_dir, f"plans/{names[0]}", "plans/new.yaml")
+    assert cache.hits == 1 and cache.stores == 1
+    assert len(segments(cache_dir)) == 1
+    remaining = cached_entries(cache_dir)
+    assert used_old in remaining and remaining[used_old]["t"] >= entries[used_old]["t"]  # used now: kept, refreshed
+    assert unused_old not in remaining
+    assert set(entries) - {unused_old} <= set(remaining)
+    findings, _ = run_cached(root, cache_dir)
+    assert findings == run_cached(root, tmp_path / "fresh")[0]
 
 
 @pytest.mark.integration
@@ -296,9 +349,9 @@ def test_default_location_is_the_project_root_and_config_can_move_it(tmp_path, p
     assert not (root / "plans" / ".planlint_cache").exists()
     write(root / ".planlint.yaml", "cache_dir: build/lint-cache\n")
     planlint("plans", cwd=root)
-    assert any((root / "build" / "lint-cache").rglob("*.json"))
+    assert cached_entries(root / "build" / "lint-cache")
     planlint("--cache-dir", tmp_path / "elsewhere", "plans", cwd=root)
-    assert any((tmp_path / "elsewhere").rglob("*.json"))
+    assert cached_entries(tmp_path / "elsewhere")
 
 
 def test_no_cache_writes_nothing(tmp_path, planlint):

@@ -12,13 +12,18 @@ which finish() needs for the cross-file rules (PL005, PL009, PL010). The plan
 data and positions are not cached; the text is re-read (it is read anyway to
 compute the key).
 
-Layout: `<dir>/<run key>/<file key>.json`, one small JSON file per entry,
-written to a temporary file and moved into place with os.replace, so
-concurrent runs never see half an entry; an entry that does not parse or does
-not carry its own key is ignored. JSON rather than pickle or marshal: a cache
-directory is data, never code. The directory holds a `.gitignore` (`*`) and a
-CACHEDIR.TAG so it is neither committed nor backed up, and deleting it is
-always safe.
+Layout: `<dir>/<run key>/<segment>.json`. A run reads every segment of its
+run key once and writes the entries it adds as one new segment (one per
+worker chunk), so the cost is a few files per run, not one per plan. Segments
+are written to a temporary file and moved into place with os.replace, and
+never modified afterwards, so concurrent runs never see half a segment; a
+segment that does not parse, or was written for another run key, is ignored.
+When a run key holds more than MAX_SEGMENTS segments, the run that notices
+merges them into one, dropping entries not used for MAX_AGE; a concurrent run
+that misses a segment being merged only lints those files again. JSON rather
+than pickle or marshal: a cache directory is data, never code. The directory
+holds a `.gitignore` (`*`) and a CACHEDIR.TAG so it is neither committed nor
+backed up, and deleting it is always safe.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +43,9 @@ from planlint.loader import read_text
 from planlint.positions import Span
 from planlint.suppressions import Suppression
 
-FORMAT = 1
+FORMAT = 2
+MAX_SEGMENTS = 16
+MAX_AGE = 30 * 24 * 3600  # seconds an entry is kept without being used
 MISS: Any = object()  # lookup() found nothing usable (None means "cached: not a plan, skipped")
 
 # Config fields that cannot change a file's findings (they decide where things are).
@@ -95,9 +102,7 @@ def _config_fingerprint(config: Config) -> dict:
 
 def run_key(config: Config) -> str:
     """What every entry of a run shares: planlint, its schema and the effective config."""
-    from importlib.resources import files
-
-    schema = files("planlint").joinpath("data/plan.schema.json").read_bytes()
+    schema = (Path(__file__).resolve().parent / "data" / "plan.schema.json").read_bytes()
     parts = {
         "format": FORMAT,
         "planlint": __version__,
@@ -120,7 +125,15 @@ class ResultCache:
         self.hits = 0
         self.stores = 0
         self._seed = hashlib.sha256(self.key.encode())
-        self._entries = os.path.join(self.directory, "")  # string joins: a warm run looks up thousands
+        self._entries: dict[str, Any] | None = None  # key -> {"t": time, "r": result}, read on first lookup
+        self._segments: list[str] = []  # the segment files that were read
+        self._pending: dict[str, Any] = {}
+        self._used: set[str] = set()
+
+    def __getstate__(self) -> dict:  # a spawned worker gets the settings, not the entries
+        state = dict(self.__dict__)
+        state.update(_entries=None, _segments=[], _pending={}, _used=set())
+        return state
 
     # ------------------------------------------------------------------ keys
 
@@ -132,11 +145,6 @@ class ResultCache:
         digest.update(text.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
 
-    def _entry(self, key: str) -> str:
-        return f"{self._entries}{key}.json"
-
-    # ------------------------------------------------------------------ lookup
-
     def current_key(self, display: str, path: Path, explicit: bool) -> str | None:
         """The key of the file as it is now; None when it cannot be read as text (never cached)."""
         text, problem = read_text(path, self.max_file_size)
@@ -144,46 +152,87 @@ class ResultCache:
             return None
         return self.file_key(display, explicit, text)
 
+    # ------------------------------------------------------------------ lookup
+
     def lookup(self, display: str, path: Path, explicit: bool) -> tuple[Any, str | None]:
         """(the cached FileResult, or None for "not a plan", or MISS; the file's key)."""
         text, problem = read_text(path, self.max_file_size)
         if problem is not None or text is None:
             return MISS, None
         key = self.file_key(display, explicit, text)
-        try:
-            with open(self._entry(key), "rb") as fh:
-                raw = fh.read()
-        except OSError:
+        if self._entries is None:
+            self._load()
+        entry = self._entries.get(key)  # type: ignore[union-attr]
+        if entry is None:
             return MISS, key
         try:
-            entry = json.loads(raw)
-            if entry["key"] != key:
-                return MISS, key
-            result = _decode(entry["result"], display, text)
+            result = _decode(entry["r"], display, text)
         except (ValueError, KeyError, TypeError, IndexError, AttributeError):
-            return MISS, key  # corrupt, or written by an incompatible planlint: ignore it
+            return MISS, key  # a damaged entry: ignore it
         self.hits += 1
+        self._used.add(key)
         return result, key
+
+    def _load(self) -> None:
+        self._entries = {}
+        try:
+            names = sorted(n for n in os.listdir(self.directory) if n.endswith(".json") and not n.startswith("."))
+        except OSError:
+            return
+        for name in names:
+            entries = self._read_segment(name)
+            if entries is not None:
+                self._entries.update(entries)
+            self._segments.append(name)
+
+    def _read_segment(self, name: str) -> dict | None:
+        try:
+            with open(os.path.join(self.directory, name), "rb") as fh:
+                segment = json.loads(fh.read())
+            if segment.get("run") != self.key or not isinstance(segment.get("entries"), dict):
+                return None
+            return segment["entries"]
+        except (OSError, ValueError, AttributeError):
+            return None  # gone (merged by another run), damaged, or not a segment
 
     # ------------------------------------------------------------------ store
 
     def store(self, key: str, result: FileResult | None) -> None:
-        """Cache `result` under `key`, the key of the exact text it was linted from."""
+        """Add `result` under `key`, the key of the exact text it was linted from; flush() writes it."""
         if not self.writable:
             return
         if result is not None and any(f.code == "PL006" for f in result.findings):
             return  # a limit (time_budget) can depend on the machine's load: recompute
         try:
-            payload = json.dumps({"key": key, "result": _encode(result)}, ensure_ascii=False)
-        except (TypeError, ValueError):
+            encoded = _encode(result)
+        except TypeError:
             return  # a field that JSON cannot hold: not cacheable
+        self._pending[key] = {"t": int(time.time()), "r": encoded}
+
+    def flush(self) -> None:
+        """Write the stored entries as one new segment."""
+        if not self._pending or not self.writable:
+            self._pending = {}
+            return
+        entries, self._pending = self._pending, {}
+        if self._write_segment(entries) is not None:
+            self.stores += len(entries)
+
+    def _write_segment(self, entries: dict) -> str | None:
+        try:
+            payload = json.dumps({"format": FORMAT, "run": self.key, "entries": entries}, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return None
+        import tempfile
+
         try:
             self._ensure_directory()
             fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     fh.write(payload)
-                os.replace(temporary, self._entry(key))
+                final = os.path.join(self.directory, f"s-{time.time_ns()}-{os.getpid()}-{os.path.basename(temporary)[len('.tmp-'):]}")
+                os.replace(temporary, final)
             except BaseException:
                 try:
                     os.unlink(temporary)
@@ -192,8 +241,8 @@ class ResultCache:
                 raise
         except OSError:
             self.writable = False  # read-only checkout, full disk: lint on, uncached
-            return
-        self.stores += 1
+            return None
+        return os.path.basename(final)
 
     def _ensure_directory(self) -> None:
         if self.directory.is_dir():
@@ -206,6 +255,36 @@ class ResultCache:
                     (self.root / name).write_text(content, encoding="utf-8")
                 except OSError:
                     pass
+
+    # ------------------------------------------------------------------ housekeeping
+
+    def compact(self) -> None:
+        """Merge the segments into one when there are more than MAX_SEGMENTS."""
+        if not self.writable:
+            return
+        try:
+            names = sorted(n for n in os.listdir(self.directory) if n.endswith(".json") and not n.startswith("."))
+        except OSError:
+            return
+        if len(names) <= MAX_SEGMENTS:
+            return
+        now = int(time.time())
+        merged: dict[str, Any] = {}
+        for name in names:
+            for key, entry in (self._read_segment(name) or {}).items():
+                if not isinstance(entry, dict) or "r" not in entry:
+                    continue
+                if key in self._used:
+                    merged[key] = {"t": now, "r": entry["r"]}
+                elif isinstance(entry.get("t"), int) and entry["t"] >= now - MAX_AGE:
+                    merged[key] = entry
+        if self._write_segment(merged) is None:
+            return
+        for name in names:  # segments written since the listing stay
+            try:
+                os.unlink(os.path.join(self.directory, name))
+            except OSError:
+                pass
 
 
 # --------------------------------------------------------------------------- entry format

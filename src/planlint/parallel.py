@@ -8,8 +8,8 @@ are enough of them, by worker processes, and the results come back in the
 order of the targets, so the report is the same whichever path produced it.
 
 Workers are forked where fork is safe (Linux), so they start with planlint
-already imported; elsewhere they are spawned. Each worker stores its own cache
-entries (atomic writes make that safe).
+already imported; elsewhere they are spawned. Each worker writes the cache
+entries of a chunk as one segment (atomic writes make that safe).
 """
 
 from __future__ import annotations
@@ -73,16 +73,19 @@ def lint_targets(targets: list[Target], config: Config, *, extras: dict | None =
                 keys.append(key)
             else:
                 results[index] = hit
-    if not todo:
-        return results
-    work = [(targets[index], key) for index, key in zip(todo, keys)]
-    workers = 1 if extras else worker_count(jobs, len(work))
-    if workers == 1:
-        done: Iterable = (_lint(target, key, config, extras, cache) for target, key in work)
-    else:
-        done = _in_pool(work, config, cache, workers)
-    for index, result in zip(todo, done):
-        results[index] = result
+    if todo:
+        work = [(targets[index], key) for index, key in zip(todo, keys)]
+        workers = 1 if extras else worker_count(jobs, len(work))
+        if workers == 1:
+            done: Iterable = [_lint(target, key, config, extras, cache) for target, key in work]
+            if cache is not None:
+                cache.flush()
+        else:
+            done = _in_pool(work, config, cache, workers)
+        for index, result in zip(todo, done):
+            results[index] = result
+    if cache is not None:
+        cache.compact()
     return results
 
 
@@ -116,9 +119,12 @@ def _start_worker(config: Config, cache: Any) -> None:
     _worker["cache"] = cache
 
 
-def _lint_in_worker(item: tuple[Target, str | None]) -> FileResult | None:
-    target, key = item
-    return _lint(target, key, _worker["config"], None, _worker["cache"])
+def _lint_chunk(chunk: list[tuple[Target, str | None]]) -> list[FileResult | None]:
+    cache = _worker["cache"]
+    results = [_lint(target, key, _worker["config"], None, cache) for target, key in chunk]
+    if cache is not None:
+        cache.flush()  # one cache segment per chunk
+    return results
 
 
 def _start_method() -> str:
@@ -132,7 +138,9 @@ def _in_pool(work: list[tuple[Target, str | None]], config: Config, cache: Any, 
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    chunksize = max(1, -(-len(work) // (workers * 8)))
+    # A few chunks per worker: the slowest one finishes soon after the others.
+    size = max(1, -(-len(work) // (workers * 4)))
+    chunks = [work[start:start + size] for start in range(0, len(work), size)]
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(config, cache)) as pool:
-        return list(pool.map(_lint_in_worker, work, chunksize=chunksize))
+        return [result for chunk in pool.map(_lint_chunk, chunks) for result in chunk]
