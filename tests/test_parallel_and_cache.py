@@ -22,7 +22,7 @@ from planlint import cache as cache_module
 from planlint import parallel
 from planlint.cache import ResultCache
 from planlint.config import Config, load_config
-from planlint.engine import FileResult, Finding, lint_paths
+from planlint.engine import FileResult, Finding, lint_file, lint_paths
 from planlint.loader import YamlFloat, YamlInt, load_text, read_text
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -115,6 +115,42 @@ def test_the_pool_is_used_and_keeps_the_order(tree, monkeypatch):
     assert calls and calls[0][1] == 2
     assert pooled.findings == serial.findings and pooled.files == serial.files
     assert pooled.sources == serial.sources
+
+
+def test_the_spawned_pool_gives_the_same_results(tree, monkeypatch):
+    """macOS and Windows have no safe fork: the same run through a pool of spawned processes."""
+    monkeypatch.chdir(tree)
+    monkeypatch.setattr(parallel, "_can_fork", lambda: False)
+    config = load_config()
+    serial = lint_paths(["plans"], config, jobs=1)
+    spawned = lint_paths(["plans"], config, jobs=2)
+    assert spawned.findings == serial.findings and spawned.sources == serial.sources
+
+
+def test_an_error_in_a_worker_reaches_the_parent(tree, monkeypatch):
+    monkeypatch.chdir(tree)
+
+    def broken(display, path, explicit, config, extras=None):
+        if display.endswith("plan-00007.yaml"):
+            raise ValueError("a bug in a rule")
+        return lint_file(display, path, explicit, config, extras)
+
+    monkeypatch.setattr(parallel, "lint_file", broken)
+    with pytest.raises(ValueError, match="a bug in a rule"):
+        lint_paths(["plans"], load_config(), jobs=2)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang(tree, monkeypatch):
+    monkeypatch.chdir(tree)
+
+    def dying(display, path, explicit, config, extras=None):
+        if display.endswith("plan-00007.yaml"):
+            os._exit(3)
+        return lint_file(display, path, explicit, config, extras)
+
+    monkeypatch.setattr(parallel, "lint_file", dying)
+    with pytest.raises(RuntimeError, match="exit status 3"):
+        lint_paths(["plans"], load_config(), jobs=2)
 
 
 def test_small_inputs_stay_in_process():

@@ -7,9 +7,10 @@ looked up in this process; only the misses are linted, serially or, when there
 are enough of them, by worker processes, and the results come back in the
 order of the targets, so the report is the same whichever path produced it.
 
-Workers are forked where fork is safe (Linux), so they start with planlint
-already imported; elsewhere they are spawned. Each worker writes the cache
-entries of a chunk as one segment (atomic writes make that safe).
+On Linux the workers are forked children that start with planlint imported
+and the schema compiled, each taking every n-th file and piping its results
+back; elsewhere a pool of spawned processes takes chunks. Each worker writes
+the cache entries it adds as one segment (atomic writes make that safe).
 """
 
 from __future__ import annotations
@@ -108,6 +109,128 @@ def _lint(target: Target, key: str | None, config: Config, extras: dict | None, 
 
 # --------------------------------------------------------------------------- the pool
 
+Work = list[tuple[Target, "str | None"]]
+
+
+def _in_pool(work: Work, config: Config, cache: Any, workers: int) -> list[FileResult | None]:
+    """The results of `work`, in order, linted by `workers` processes."""
+    _prepare(config)
+    if _can_fork():
+        return _in_forked_children(work, config, cache, workers)
+    return _in_spawned_pool(work, config, cache, workers)
+
+
+def _prepare(config: Config) -> None:
+    """Do once, before the workers start, what each would otherwise do on its first plan."""
+    from planlint.loader import load_text
+
+    load_text("warm: up\n")  # imports the parser
+    if config.enabled("PL003"):
+        from planlint.schema import _compiled
+
+        _compiled()
+
+
+def _can_fork() -> bool:
+    # fork: the children start with everything imported and prepared, at the
+    # cost of a page-table copy. Linux only: macOS's system libraries are not
+    # fork-safe, and Windows has no fork.
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def _in_forked_children(work: Work, config: Config, cache: Any, workers: int) -> list[FileResult | None]:
+    """Fork `workers` children; child k lints items k, k + workers, ... and pipes back its results.
+
+    Lighter than a pool (no queues, no manager thread, no per-task pickling),
+    and round-robin shares plans of varied sizes evenly.
+    """
+    import gc
+    import pickle
+    import signal
+
+    children: list[tuple[int, int]] = []
+    gc.freeze()  # the children's collector leaves the inherited objects (and their pages) alone
+    try:
+        for k in range(workers):
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: lint, send, and leave without running the parent's cleanup
+                code = 0
+                try:
+                    os.close(read_end)
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+                    try:
+                        payload = pickle.dumps((True, [_lint(target, key, config, None, cache) for target, key in work[k::workers]]), pickle.HIGHEST_PROTOCOL)
+                        if cache is not None:
+                            cache.flush()
+                    except BaseException as exc:  # noqa: BLE001 - reported by the parent
+                        payload = _pickled_error(exc)
+                    with os.fdopen(write_end, "wb") as pipe:
+                        pipe.write(payload)
+                except BaseException:  # noqa: BLE001 - the parent sees a short message and says so
+                    code = 1
+                finally:
+                    os._exit(code)
+            os.close(write_end)
+            children.append((pid, read_end))
+    finally:
+        gc.unfreeze()
+    parts: list[list] = []
+    unread = [read_end for _, read_end in children]
+    reaped: set[int] = set()
+    finished = False
+    try:
+        for pid, read_end in children:
+            unread.remove(read_end)
+            with os.fdopen(read_end, "rb") as pipe:
+                payload = pipe.read()
+            try:
+                ok, value = pickle.loads(payload)
+            except Exception:  # noqa: BLE001 - a child that died before sending everything
+                reaped.add(pid)
+                raise RuntimeError(f"a lint worker process ended without its results ({_exit_status(pid)})") from None
+            if not ok:
+                raise value
+            parts.append(value)
+        finished = True
+    finally:
+        for read_end in unread:
+            os.close(read_end)
+        for pid, _ in children:
+            if pid in reaped:
+                continue
+            if not finished:  # an error or Ctrl-C: the others' work is not wanted
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except OSError:
+                    pass
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+    return [parts[index % workers][index // workers] for index in range(len(work))]
+
+
+def _pickled_error(exc: BaseException) -> bytes:
+    import pickle
+
+    try:
+        return pickle.dumps((False, exc), pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - an exception that cannot be pickled: keep its words
+        return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), pickle.HIGHEST_PROTOCOL)
+
+
+def _exit_status(pid: int) -> str:
+    try:
+        _, status = os.waitpid(pid, 0)
+    except OSError:
+        return "status unknown"
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit status {os.WEXITSTATUS(status)}"
+
+
+# Elsewhere: a pool of spawned processes, each importing planlint once.
 _worker: dict[str, Any] = {}
 
 
@@ -119,7 +242,7 @@ def _start_worker(config: Config, cache: Any) -> None:
     _worker["cache"] = cache
 
 
-def _lint_chunk(chunk: list[tuple[Target, str | None]]) -> list[FileResult | None]:
+def _lint_chunk(chunk: Work) -> list[FileResult | None]:
     cache = _worker["cache"]
     results = [_lint(target, key, _worker["config"], None, cache) for target, key in chunk]
     if cache is not None:
@@ -127,20 +250,13 @@ def _lint_chunk(chunk: list[tuple[Target, str | None]]) -> list[FileResult | Non
     return results
 
 
-def _start_method() -> str:
-    import multiprocessing
-
-    # fork keeps the imports (no start-up per worker); macOS and Windows spawn.
-    return "fork" if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods() else "spawn"
-
-
-def _in_pool(work: list[tuple[Target, str | None]], config: Config, cache: Any, workers: int) -> list[FileResult | None]:
+def _in_spawned_pool(work: Work, config: Config, cache: Any, workers: int) -> list[FileResult | None]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     # A few chunks per worker: the slowest one finishes soon after the others.
     size = max(1, -(-len(work) // (workers * 4)))
     chunks = [work[start:start + size] for start in range(0, len(work), size)]
-    context = multiprocessing.get_context(_start_method())
+    context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(config, cache)) as pool:
         return [result for chunk in pool.map(_lint_chunk, chunks) for result in chunk]
