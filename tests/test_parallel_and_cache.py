@@ -103,9 +103,9 @@ def test_the_pool_is_used_and_keeps_the_order(tree, monkeypatch):
     calls = []
     real = parallel._in_pool
 
-    def counting(work, config, cache, workers):
+    def counting(work, config, extras, cache, workers):
         calls.append((len(work), workers))
-        return real(work, config, cache, workers)
+        return real(work, config, extras, cache, workers)
 
     monkeypatch.chdir(tree)
     monkeypatch.setattr(parallel, "_in_pool", counting)
@@ -451,10 +451,63 @@ def test_rules_that_read_more_than_the_plan_switch_the_cache_off(tree, tmp_path,
     assert cache.stores == 0 and cache.hits == 0
 
 
+def test_diff_rules_do_not_switch_the_cache_off():
+    """PL7xx have their own scope but run only in diff mode, never through lint_paths."""
+    from planlint.rules import RULES
+
+    assert any(rule.scope == "diff" for rule in RULES.values())
+    assert parallel.cache_safe(Config())
+
+
+CATALOG = """\
+datasets: {retail-refunds: {releases: ["2026.10.01", "2026.11.03"]}}
+graders:
+  tau-retail-db-state: {versions: ["1.4.1", "1.4.2"]}
+  polite-tone-judge: {versions: ["3.0.0"]}
+"""
+
+
+@pytest.mark.integration
+def test_a_catalog_run_is_cached_and_parallel_like_any_other(tmp_path):
+    root = make_tree(tmp_path / "repo", plans=60)
+    write(root / "catalog.yaml", CATALOG)
+    write(root / ".planlint.yaml", "catalog: catalog.yaml\n")
+    cache_dir = tmp_path / "cache"
+    serial = lint(root, "--jobs", "1", "--no-cache")
+
+    def tone_judge_unpublished(report: str) -> bool:  # polite-tone-judge 3.0.1 (in plans/dup) is not in the catalog
+        return any(f["code"] == "PL106" and "polite-tone-judge" in f["message"] for f in json.loads(report)["findings"])
+
+    assert tone_judge_unpublished(serial)
+    assert lint(root, "--jobs", "2", "--no-cache") == serial
+    assert lint(root, "--jobs", "2", "--cache-dir", str(cache_dir)) == serial
+    assert cached_entries(cache_dir)
+    assert lint(root, "--jobs", "2", "--cache-dir", str(cache_dir)) == serial
+    # A new catalog: new answers, not the cached ones.
+    write(root / "catalog.yaml", CATALOG.replace('["3.0.0"]', '["3.0.0", "3.0.1"]'))
+    fixed = lint(root, "--cache-dir", str(cache_dir))
+    assert fixed == lint(root, "--no-cache") and not tone_judge_unpublished(fixed)
+
+
+def test_the_catalog_as_messages_name_it_is_part_of_the_key(tmp_path, planlint):
+    """From a subdirectory the catalog is ../catalog.yaml in messages: not the cached wording."""
+    root = tmp_path / "repo"
+    reference = (ROOT / "tests" / "fixtures" / "reference_plan.yaml").read_text(encoding="utf-8")
+    write(root / "plans" / "p.yaml", reference)
+    write(root / "catalog.yaml", CATALOG)
+    write(root / ".planlint.yaml", "catalog: catalog.yaml\n")
+    cache_dir = tmp_path / "cache"
+    top = planlint("--format", "json", "--cache-dir", cache_dir, "plans", cwd=root).json["findings"]
+    below = planlint("--format", "json", "--cache-dir", cache_dir, ".", cwd=root / "plans").json["findings"]
+    fresh = planlint("--format", "json", "--no-cache", ".", cwd=root / "plans").json["findings"]
+    assert any("catalog.yaml" in f["message"] for f in top)
+    assert below == fresh and [f["message"] for f in below] != [f["message"] for f in top]
+
+
 def test_every_file_result_field_is_cached_or_deliberately_not():
     """A field added to FileResult must be added to the cache entry (cache._encode) or to _RESULT_NOT_STORED."""
     fields = {f.name for f in dataclasses.fields(FileResult)}
-    assert fields == {"path", "is_plan", "findings", "suppressions", "plan_name", "name_span", "text", "data", "positions"}
+    assert fields == {"path", "is_plan", "findings", "suppressions", "plan_name", "name_span", "text", "data", "positions", "diff_checked"}
     assert cache_module._RESULT_NOT_STORED < fields
 
 

@@ -12,7 +12,8 @@ which finish() needs for the cross-file rules (PL005, PL009, PL010). The plan
 data and positions are not cached; the text is re-read (it is read anyway to
 compute the key).
 
-Layout: `<dir>/<run key>/<segment>.json`. A run reads every segment of its
+Layout: `<dir>/results/<run key>/<segment>.json` (the registry keeps its
+answers in `<dir>/registry/`). A run reads every segment of its
 run key once and writes the entries it adds as one new segment (one per
 worker chunk), so the cost is a few files per run, not one per plan. Segments
 are written to a temporary file and moved into place with os.replace, and
@@ -118,17 +119,25 @@ class ResultCache:
 
     def __init__(self, directory: str | os.PathLike, config: Config) -> None:
         self.root = Path(directory)
-        self.key = run_key(config)
-        self.directory = self.root / self.key[:24]
+        self._bind(run_key(config))
         self.max_file_size = config.max_file_size
         self.writable = True
         self.hits = 0
         self.stores = 0
-        self._seed = hashlib.sha256(self.key.encode())
         self._entries: dict[str, Any] | None = None  # key -> {"t": time, "r": result}, read on first lookup
         self._segments: list[str] = []  # the segment files that were read
         self._pending: dict[str, Any] = {}
         self._used: set[str] = set()
+
+    def _bind(self, key: str) -> None:
+        self.key = key
+        self.directory = self.root / "results" / key[:24]
+        self._seed = hashlib.sha256(key.encode())
+
+    def add_to_key(self, services: str) -> None:
+        """Make the run's services (e.g. the catalog the rules consult) part of every key; before any lookup."""
+        if services:
+            self._bind(hashlib.sha256(f"{self.key}\0{services}".encode()).hexdigest())
 
     def __getstate__(self) -> dict:  # a spawned worker gets the settings, not the entries
         state = dict(self.__dict__)
@@ -247,12 +256,13 @@ class ResultCache:
     def _ensure_directory(self) -> None:
         if self.directory.is_dir():
             return
-        fresh = not self.root.exists()
         self.directory.mkdir(parents=True, exist_ok=True)
-        if fresh:
-            for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+        # Like .pytest_cache and .ruff_cache (and the registry's answers beside us): out of git and backups.
+        for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+            marker = self.root / name
+            if not marker.exists():
                 try:
-                    (self.root / name).write_text(content, encoding="utf-8")
+                    marker.write_text(content, encoding="utf-8")
                 except OSError:
                     pass
 

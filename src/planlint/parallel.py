@@ -30,6 +30,8 @@ MIN_FILES_PER_WORKER = 24
 # what the cache key holds. A rule that reads anything else (data files, a
 # registry, git) has another scope, and while one is enabled nothing is cached.
 CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo"})
+# ... except scopes whose rules never run here: diff rules run in diff mode only.
+NOT_RUN_BY_LINT_PATHS = frozenset({"diff"})
 
 Target = tuple[str, Path, bool]
 
@@ -45,7 +47,21 @@ def available_cpus() -> int:
 def cache_safe(config: Config) -> bool:
     from planlint.rules import RULES
 
-    return all(rule.scope in CACHE_SAFE_SCOPES for code, rule in RULES.items() if config.enabled(code))
+    return all(rule.scope in CACHE_SAFE_SCOPES | NOT_RUN_BY_LINT_PATHS for code, rule in RULES.items() if config.enabled(code))
+
+
+def services_fingerprint(extras: dict | None) -> str | None:
+    """What the rules can learn from the run's services, as text for the cache key; None when
+    that cannot be said (registry answers, --fix's re-pins): then neither cache nor workers."""
+    if not extras:
+        return ""
+    publications = extras.get("publications")
+    if set(extras) == {"publications"} and publications.registry is None and publications.catalog is not None:
+        import hashlib
+
+        # The catalog as the rules see it, display path included (messages name it).
+        return "catalog " + hashlib.sha256(repr(publications.catalog).encode()).hexdigest()
+    return None
 
 
 def worker_count(jobs: int | None, files: int) -> int:
@@ -56,8 +72,11 @@ def worker_count(jobs: int | None, files: int) -> int:
 
 def lint_targets(targets: list[Target], config: Config, *, extras: dict | None = None, jobs: int | None = 1, cache: Any = None) -> list[FileResult | None]:
     """lint_file() for every target, in order; None where a discovered file is not a plan."""
-    if extras or (cache is not None and not cache_safe(config)):
-        cache = None  # per-run services (catalog, registry, base plan) are not in the key
+    services = services_fingerprint(extras)
+    if services is None or (cache is not None and not cache_safe(config)):
+        cache = None
+    elif cache is not None:
+        cache.add_to_key(services)
     results: list[FileResult | None] = [None] * len(targets)
     todo: list[int] = []
     keys: list[str | None] = []
@@ -76,13 +95,13 @@ def lint_targets(targets: list[Target], config: Config, *, extras: dict | None =
                 results[index] = hit
     if todo:
         work = [(targets[index], key) for index, key in zip(todo, keys)]
-        workers = 1 if extras else worker_count(jobs, len(work))
+        workers = 1 if services is None else worker_count(jobs, len(work))
         if workers == 1:
             done: Iterable = [_lint(target, key, config, extras, cache) for target, key in work]
             if cache is not None:
                 cache.flush()
         else:
-            done = _in_pool(work, config, cache, workers)
+            done = _in_pool(work, config, extras, cache, workers)
         for index, result in zip(todo, done):
             results[index] = result
     if cache is not None:
@@ -112,12 +131,12 @@ def _lint(target: Target, key: str | None, config: Config, extras: dict | None, 
 Work = list[tuple[Target, "str | None"]]
 
 
-def _in_pool(work: Work, config: Config, cache: Any, workers: int) -> list[FileResult | None]:
+def _in_pool(work: Work, config: Config, extras: dict | None, cache: Any, workers: int) -> list[FileResult | None]:
     """The results of `work`, in order, linted by `workers` processes."""
     _prepare(config)
     if _can_fork():
-        return _in_forked_children(work, config, cache, workers)
-    return _in_spawned_pool(work, config, cache, workers)
+        return _in_forked_children(work, config, extras, cache, workers)
+    return _in_spawned_pool(work, config, extras, cache, workers)
 
 
 def _prepare(config: Config) -> None:
@@ -138,7 +157,7 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
-def _in_forked_children(work: Work, config: Config, cache: Any, workers: int) -> list[FileResult | None]:
+def _in_forked_children(work: Work, config: Config, extras: dict | None, cache: Any, workers: int) -> list[FileResult | None]:
     """Fork `workers` children; child k lints items k, k + workers, ... and pipes back its results.
 
     Lighter than a pool (no queues, no manager thread, no per-task pickling),
@@ -160,7 +179,7 @@ def _in_forked_children(work: Work, config: Config, cache: Any, workers: int) ->
                     os.close(read_end)
                     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
                     try:
-                        payload = pickle.dumps((True, [_lint(target, key, config, None, cache) for target, key in work[k::workers]]), pickle.HIGHEST_PROTOCOL)
+                        payload = pickle.dumps((True, [_lint(target, key, config, extras, cache) for target, key in work[k::workers]]), pickle.HIGHEST_PROTOCOL)
                         if cache is not None:
                             cache.flush()
                     except BaseException as exc:  # noqa: BLE001 - reported by the parent
@@ -234,23 +253,24 @@ def _exit_status(pid: int) -> str:
 _worker: dict[str, Any] = {}
 
 
-def _start_worker(config: Config, cache: Any) -> None:
+def _start_worker(config: Config, extras: dict | None, cache: Any) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _worker["config"] = config
+    _worker["extras"] = extras
     _worker["cache"] = cache
 
 
 def _lint_chunk(chunk: Work) -> list[FileResult | None]:
     cache = _worker["cache"]
-    results = [_lint(target, key, _worker["config"], None, cache) for target, key in chunk]
+    results = [_lint(target, key, _worker["config"], _worker["extras"], cache) for target, key in chunk]
     if cache is not None:
         cache.flush()  # one cache segment per chunk
     return results
 
 
-def _in_spawned_pool(work: Work, config: Config, cache: Any, workers: int) -> list[FileResult | None]:
+def _in_spawned_pool(work: Work, config: Config, extras: dict | None, cache: Any, workers: int) -> list[FileResult | None]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -258,5 +278,5 @@ def _in_spawned_pool(work: Work, config: Config, cache: Any, workers: int) -> li
     size = max(1, -(-len(work) // (workers * 4)))
     chunks = [work[start:start + size] for start in range(0, len(work), size)]
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(config, cache)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(config, extras, cache)) as pool:
         return [result for chunk in pool.map(_lint_chunk, chunks) for result in chunk]
