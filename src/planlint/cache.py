@@ -4,7 +4,8 @@ A cached result is served only for the same file text, linted under the same
 display path and explicitness, by the same planlint (version and the
 installed package files), against the same schema, with the same effective
 configuration (every Config field that can change a finding, plus the content
-of a configured catalog). Anything else is a miss.
+of a configured catalog) and the same per-run services (the catalog as the
+rules see it; `parallel.services_fingerprint`). Anything else is a miss.
 
 What is cached is `engine.lint_file`'s FileResult *before* `engine.finish`:
 findings, suppressions with their use marks, and the plan name and its span,
@@ -15,7 +16,7 @@ compute the key).
 Layout: `<dir>/results/<run key>/<segment>.json` (the registry keeps its
 answers in `<dir>/registry/`). A run reads every segment of its
 run key once and writes the entries it adds as one new segment (one per
-worker chunk), so the cost is a few files per run, not one per plan. Segments
+worker), so the cost is a few files per run, not one per plan. Segments
 are written to a temporary file and moved into place with os.replace, and
 never modified afterwards, so concurrent runs never see half a segment; a
 segment that does not parse, or was written for another run key, is ignored.
