@@ -325,7 +325,8 @@ def test_many_segments_are_merged_and_old_entries_dropped(tmp_path, monkeypatch)
     assert len(entries) == 6
 
     def key_of(name: str) -> str:
-        cache = ResultCache(cache_dir, load_config(cwd=root))
+        monkeypatch.chdir(root)  # the working directory is part of the key
+        cache = ResultCache(cache_dir, load_config())
         return cache.file_key(f"plans/{name}", True, (root / "plans" / name).read_text(encoding="utf-8"))
 
     used_old, unused_old = key_of(names[0]), key_of(names[1])
@@ -443,8 +444,8 @@ def test_rules_that_read_more_than_the_plan_switch_the_cache_off(tree, tmp_path,
     from planlint import rules
     from planlint.rules.base import ERROR, Rule, no_check
 
-    data_rule = Rule("PL299", "reads-split-files", ERROR, no_check, "Reads data files.", scope="data")
-    monkeypatch.setitem(rules.RULES, "PL299", data_rule)
+    online_rule = Rule("PL299", "asks-a-server", ERROR, no_check, "Asks a server.", scope="registry")
+    monkeypatch.setitem(rules.RULES, "PL299", online_rule)
     assert not parallel.cache_safe(Config())
     assert parallel.cache_safe(Config(ignore=["PL299"]))
     _, cache = run_cached(tree, tmp_path / "c")
@@ -504,10 +505,116 @@ def test_the_catalog_as_messages_name_it_is_part_of_the_key(tmp_path, planlint):
     assert below == fresh and [f["message"] for f in below] != [f["message"] for f in top]
 
 
+# --------------------------------------------------------------------------- split files (PL207-PL209)
+
+
+def data_plan(root: Path, name: str, train: str = "data/train.jsonl", eval_: str = "data/eval.jsonl") -> Path:
+    reference = (ROOT / "tests" / "fixtures" / "reference_plan.yaml").read_text(encoding="utf-8")
+    text = reference.replace("retail-refund-window", name).replace("data/retail/train.jsonl", train).replace("data/retail/eval.jsonl", eval_)
+    return write(root / "plans" / f"{name}.yaml", text.replace("    time_key: created_at\n    cutoff: 2026-08-01\n", ""))
+
+
+def rows(*customers: str) -> str:
+    return "".join(json.dumps({"customer_id": c, "prompt": f"refund order {i} for {c}"}) + "\n" for i, c in enumerate(customers))
+
+
+@pytest.fixture
+def data_repo(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "RACY_SECONDS", 0)  # the files below are seconds old, not minutes
+    root = tmp_path / "repo"
+    data_plan(root, "leaky")
+    write(root / "data" / "train.jsonl", rows("c-1", "c-2", "c-3"))
+    write(root / "data" / "eval.jsonl", rows("c-3", "c-9"))
+    data_plan(root, "no-files", "data/absent-train.jsonl", "data/absent-eval.jsonl")
+    write_corpus(root / "plans" / "generated", 5, seed=3)
+    return root
+
+
+def run_with_data(root: Path, cache_dir: Path) -> tuple[object, ResultCache]:
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        config = load_config()
+        cache = ResultCache(cache_dir, config)
+        report = lint_paths(["plans"], config, cache=cache, extras={"cache_dir": str(cache_dir)})
+    finally:
+        os.chdir(old)
+    return report, cache
+
+
+def test_split_files_are_part_of_a_cached_result(data_repo, tmp_path):
+    cache_dir = tmp_path / "c"
+    first, cold = run_with_data(data_repo, cache_dir)
+    assert [f.path for f in first.findings if f.code == "PL207"] == ["plans/leaky.yaml"]
+    assert any("skipped" in note and "plans/no-files.yaml" in note for note in first.notes)
+    again, warm = run_with_data(data_repo, cache_dir)
+    assert warm.hits == cold.stores == 7 and warm.stores == 0
+    assert again.findings == first.findings and again.notes == first.notes
+    # The leak is fixed in the data, not in the plan: the plan's result must not be reused.
+    write(data_repo / "data" / "eval.jsonl", rows("c-8", "c-9"))
+    fixed, third = run_with_data(data_repo, cache_dir)
+    assert third.hits == 6 and not [f for f in fixed.findings if f.code == "PL207"]
+    assert fixed.findings == run_with_data(data_repo, tmp_path / "fresh")[0].findings
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_still_noticed(data_repo, tmp_path):
+    cache_dir = tmp_path / "c"
+    run_with_data(data_repo, cache_dir)
+    eval_file = data_repo / "data" / "eval.jsonl"
+    before = os.stat(eval_file)
+    eval_file.write_text(rows("c-8", "c-9"), encoding="utf-8")  # the same length as c-3, c-9
+    os.utime(eval_file, ns=(before.st_atime_ns, before.st_mtime_ns))  # as rsync -t or a restore would
+    assert os.stat(eval_file).st_size == before.st_size and os.stat(eval_file).st_mtime_ns == before.st_mtime_ns
+    report, cache = run_with_data(data_repo, cache_dir)
+    assert cache.hits == 6 and not [f for f in report.findings if f.code == "PL207"]
+
+
+def test_a_split_file_that_appears_earlier_in_the_lookup_order_is_used(data_repo, tmp_path):
+    """data/... is looked up in the working directory, then the project root, then beside the plan."""
+    cache_dir = tmp_path / "c"
+    plans = data_repo / "plans"
+    data_plan(data_repo, "beside", "beside-data/train.jsonl", "beside-data/eval.jsonl")
+    write(plans / "beside-data" / "train.jsonl", rows("c-1", "c-2"))
+    write(plans / "beside-data" / "eval.jsonl", rows("c-5"))
+    first, _ = run_with_data(data_repo, cache_dir)
+    assert not [f for f in first.findings if f.path == "plans/beside.yaml"]
+    write(data_repo / "beside-data" / "train.jsonl", rows("c-5"))  # in the project root: found first now
+    write(data_repo / "beside-data" / "eval.jsonl", rows("c-5"))
+    second, cache = run_with_data(data_repo, cache_dir)
+    assert "PL207" in [f.code for f in second.findings if f.path == "plans/beside.yaml"]
+    assert cache.hits == 7
+
+
+def test_the_working_directory_is_part_of_the_key(tmp_path, monkeypatch):
+    """Relative split paths are looked up in the working directory first: another one, another answer."""
+    monkeypatch.setattr(parallel, "RACY_SECONDS", 0)
+    plan = data_plan(tmp_path / "repo", "p", "d/train.jsonl", "d/eval.jsonl")
+    for place, eval_rows in (("clean", rows("c-8")), ("leaky", rows("c-1"))):
+        write(tmp_path / place / "d" / "train.jsonl", rows("c-1", "c-2"))
+        write(tmp_path / place / "d" / "eval.jsonl", eval_rows)
+    config = Config(root=tmp_path / "repo")
+    codes = {}
+    for place in ("clean", "leaky"):
+        monkeypatch.chdir(tmp_path / place)
+        cache = ResultCache(tmp_path / "c", config)
+        report = lint_paths([str(plan)], config, cache=cache)  # an absolute path: the same display either way
+        codes[place] = {f.code for f in report.findings}
+        assert cache.hits == 0
+    assert "PL207" not in codes["clean"] and "PL207" in codes["leaky"]
+
+
+def test_split_files_changed_just_before_the_run_are_not_cached(data_repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "RACY_SECONDS", 60)  # as if the data were written a moment ago
+    _, cache = run_with_data(data_repo, tmp_path / "c")
+    assert cache.stores == 6  # everything but the plan whose split files are "racy"
+
+
 def test_every_file_result_field_is_cached_or_deliberately_not():
     """A field added to FileResult must be added to the cache entry (cache._encode) or to _RESULT_NOT_STORED."""
     fields = {f.name for f in dataclasses.fields(FileResult)}
-    assert fields == {"path", "is_plan", "findings", "suppressions", "plan_name", "name_span", "text", "data", "positions", "diff_checked"}
+    assert fields == {
+        "path", "is_plan", "findings", "suppressions", "plan_name", "name_span", "text", "notes", "data_skipped", "data", "positions", "diff_checked",
+    }
     assert cache_module._RESULT_NOT_STORED < fields
 
 

@@ -1,11 +1,14 @@
 """Per-file results, cached on disk and keyed on everything that decides them.
 
 A cached result is served only for the same file text, linted under the same
-display path and explicitness, by the same planlint (version and the
-installed package files), against the same schema, with the same effective
-configuration (every Config field that can change a finding, plus the content
-of a configured catalog) and the same per-run services (the catalog as the
-rules see it; `parallel.services_fingerprint`). Anything else is a miss.
+display path and explicitness, from the same working directory, by the same
+planlint (version and the installed package files), against the same schema,
+with the same effective configuration (every Config field that can change a
+finding, plus the content of a configured catalog) and the same per-run
+services (the catalog as the rules see it; `parallel.services_fingerprint`),
+and while the other files it was computed from (the split files the data
+rules read) are as they were: size, modification and change time, inode.
+Anything else is a miss.
 
 What is cached is `engine.lint_file`'s FileResult *before* `engine.finish`:
 findings, suppressions with their use marks, and the plan name and its span,
@@ -34,6 +37,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -107,6 +111,7 @@ def run_key(config: Config) -> str:
     schema = (Path(__file__).resolve().parent / "data" / "plan.schema.json").read_bytes()
     parts = {
         "format": FORMAT,
+        "cwd": os.getcwd(),  # relative paths (split files, messages) are resolved against it
         "planlint": __version__,
         "package": _package_fingerprint(),
         "schema": hashlib.sha256(schema).hexdigest(),
@@ -176,6 +181,9 @@ class ResultCache:
         if entry is None:
             return MISS, key
         try:
+            for name, state in entry.get("i", ()):
+                if file_state(name) != state:
+                    return MISS, key  # a file the result depends on (a split file) changed
             result = _decode(entry["r"], display, text)
         except (ValueError, KeyError, TypeError, IndexError, AttributeError):
             return MISS, key  # a damaged entry: ignore it
@@ -207,8 +215,12 @@ class ResultCache:
 
     # ------------------------------------------------------------------ store
 
-    def store(self, key: str, result: FileResult | None) -> None:
-        """Add `result` under `key`, the key of the exact text it was linted from; flush() writes it."""
+    def store(self, key: str, result: FileResult | None, inputs: list | None = None) -> None:
+        """Add `result` under `key`, the key of the exact text it was linted from; flush() writes it.
+
+        `inputs`: [(path, file_state(path))] of the other files the result
+        depends on, as they were while it was linted; a lookup checks them again.
+        """
         if not self.writable:
             return
         if result is not None and any(f.code == "PL006" for f in result.findings):
@@ -217,7 +229,10 @@ class ResultCache:
             encoded = _encode(result)
         except TypeError:
             return  # a field that JSON cannot hold: not cacheable
-        self._pending[key] = {"t": int(time.time()), "r": encoded}
+        entry: dict[str, Any] = {"t": int(time.time()), "r": encoded}
+        if inputs:
+            entry["i"] = [[name, state] for name, state in inputs]
+        self._pending[key] = entry
 
     def flush(self) -> None:
         """Write the stored entries as one new segment."""
@@ -298,6 +313,24 @@ class ResultCache:
                 pass
 
 
+# --------------------------------------------------------------------------- other inputs
+
+
+def file_state(path: str | os.PathLike) -> list | None:
+    """What identifies a regular file's version without reading it: size, times, inode; None if absent.
+
+    The change time cannot be set back by tools that restore a modification
+    time, so an edit is noticed even then.
+    """
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
+
+
 # --------------------------------------------------------------------------- entry format
 
 
@@ -316,6 +349,8 @@ def _encode(result: FileResult | None) -> dict | None:
             value = [[s.kind, s.codes, s.reason, list(s.span), s.target_line, sorted(s.used)] for s in value]
         elif name == "name_span":
             value = list(value) if value is not None else None
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            value = list(value)  # notes, data_skipped
         elif not isinstance(value, (str, int, float, bool, type(None))):
             raise TypeError(f"FileResult.{name} is not cacheable")
         out[name] = value

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -27,11 +28,19 @@ from planlint.engine import FileResult, lint_file
 # shipping results back and waiting for the slowest chunk against ~1 ms a file.
 MIN_FILES_PER_WORKER = 24
 # Rules of these scopes decide from the plan text and the config alone, which is
-# what the cache key holds. A rule that reads anything else (data files, a
-# registry, git) has another scope, and while one is enabled nothing is cached.
-CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo"})
+# what the cache key holds, or (scope "data") also from the split files, which
+# each cache entry lists with their state (rules.leakage.inputs). A rule that
+# reads anything else (a registry, git) has another scope, and while one is
+# enabled nothing is cached.
+CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo", "data"})
 # ... except scopes whose rules never run here: diff rules run in diff mode only.
 NOT_RUN_BY_LINT_PATHS = frozenset({"diff"})
+# Services that change where things are kept, not what is found.
+NEUTRAL_SERVICES = frozenset({"cache_dir"})
+# A split file changed this close to (or after) the start of its plan's lint
+# may have been read half old, half new; its result is not cached. Covers
+# coarse file-system clocks.
+RACY_SECONDS = 2
 
 Target = tuple[str, Path, bool]
 
@@ -53,10 +62,11 @@ def cache_safe(config: Config) -> bool:
 def services_fingerprint(extras: dict | None) -> str | None:
     """What the rules can learn from the run's services, as text for the cache key; None when
     that cannot be said (registry answers, --fix's re-pins): then neither cache nor workers."""
-    if not extras:
+    services = set(extras or ()) - NEUTRAL_SERVICES
+    if not services:
         return ""
-    publications = extras.get("publications")
-    if set(extras) == {"publications"} and publications.registry is None and publications.catalog is not None:
+    publications = extras.get("publications")  # type: ignore[union-attr]
+    if services == {"publications"} and publications.registry is None and publications.catalog is not None:
         import hashlib
 
         # The catalog as the rules see it, display path included (messages name it).
@@ -111,7 +121,9 @@ def lint_targets(targets: list[Target], config: Config, *, extras: dict | None =
 
 def _lint(target: Target, key: str | None, config: Config, extras: dict | None, cache: Any) -> FileResult | None:
     display, path, explicit = target
+    started = time.time_ns()
     result = lint_file(display, path, explicit, config, extras)
+    inputs = _inputs(result, display, path, config, extras) if cache is not None and result is not None else []
     if result is not None:
         result.data = None
         result.positions = None
@@ -121,9 +133,29 @@ def _lint(target: Target, key: str | None, config: Config, extras: dict | None, 
             # file is still the one that was looked up before linting.
             if key is not None and cache.current_key(display, path, explicit) == key:
                 cache.store(key, None)
-        elif result.text is not None:
-            cache.store(cache.file_key(display, explicit, result.text), result)
+        elif result.text is not None and not _racy(inputs, started):
+            cache.store(cache.file_key(display, explicit, result.text), result, inputs)
     return result
+
+
+def _inputs(result: FileResult, display: str, path: Path, config: Config, extras: dict | None) -> list:
+    """[(path, state)] of the split files the data rules looked at for this plan."""
+    from planlint.rules import RULES
+
+    if not isinstance(result.data, dict) or not any(r.scope == "data" and config.enabled(c) for c, r in RULES.items()):
+        return []
+    from planlint.cache import file_state
+    from planlint.rules.base import PlanContext
+    from planlint.rules.leakage import inputs
+
+    ctx = PlanContext(data=result.data, path=display, config=config, extras=dict(extras or {}))
+    ctx.extras.setdefault("file", path)
+    return [(str(p), file_state(p)) for p in inputs(ctx)]
+
+
+def _racy(inputs: list, started_ns: int) -> bool:
+    limit = started_ns - RACY_SECONDS * 1_000_000_000
+    return any(state is not None and max(state[1], state[2]) >= limit for _, state in inputs)
 
 
 # --------------------------------------------------------------------------- the pool

@@ -21,10 +21,11 @@ from planlint.rules.base import ERROR, PlanContext, Problem, rule
 _RESULT = "_split_data"
 
 
-def _resolve(value: str, ctx: PlanContext) -> Path | None:
+def _lookup_order(value: str, ctx: PlanContext) -> list[Path]:
+    """Where a split path is looked for, in order; the first regular file wins."""
     candidate = Path(value)
     if candidate.is_absolute():
-        return candidate if candidate.is_file() else None
+        return [candidate]
     bases = [Path.cwd()]
     root = getattr(ctx.config, "root", None)
     if root is not None:
@@ -32,11 +33,37 @@ def _resolve(value: str, ctx: PlanContext) -> Path | None:
     plan_file = ctx.extras.get("file")
     if plan_file is not None:
         bases.append(Path(plan_file).parent)
-    for base in bases:
-        path = base / candidate
+    return [base / candidate for base in bases]
+
+
+def _resolve(value: str, ctx: PlanContext) -> Path | None:
+    for path in _lookup_order(value, ctx):
         if path.is_file():
             return path
     return None
+
+
+def _local_paths(ctx: PlanContext) -> dict | None:
+    paths = {split: ctx.get("splits", split, "path") for split in ("train", "eval")}
+    if not all(isinstance(p, str) and p.strip() for p in paths.values()):
+        return None  # splits by selector or task list: nothing local to read
+    return paths
+
+
+def inputs(ctx: PlanContext) -> list[Path]:
+    """Every path the data checks look at for this plan, in the order they do
+    (up to the first regular file for each split): what a cached result of
+    this plan also depends on (planlint.parallel)."""
+    paths = _local_paths(ctx)
+    if paths is None:
+        return []
+    looked: list[Path] = []
+    for value in paths.values():
+        for path in _lookup_order(value, ctx):
+            looked.append(path)
+            if path.is_file():
+                break
+    return looked
 
 
 def split_data_problems(ctx: PlanContext) -> list[Problem]:
@@ -45,9 +72,9 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
         return ctx.extras[_RESULT]
     problems: list[Problem] = []
     ctx.extras[_RESULT] = problems
-    paths = {split: ctx.get("splits", split, "path") for split in ("train", "eval")}
-    if not all(isinstance(p, str) and p.strip() for p in paths.values()):
-        return problems  # splits by selector or task list: nothing local to read
+    paths = _local_paths(ctx)
+    if paths is None:
+        return problems
     settings = getattr(ctx.config, "data", None) or {}
     notes = ctx.extras.setdefault("notes", [])
     resolved = {split: _resolve(value, ctx) for split, value in paths.items()}
