@@ -23,6 +23,9 @@ from planlint.rules.base import Problem
 
 # Absent keys reported by their own rule (the route of the missing key).
 OWNED_MISSING = {
+    ("dataset",),  # PL101
+    ("base_model",),  # PL103
+    ("splits",),  # PL201
     ("dataset", "release"),  # PL101
     ("base_model", "revision"),  # PL103
     ("baseline", "model", "revision"),  # PL103
@@ -63,21 +66,32 @@ OWNED_VALUES: dict[tuple, frozenset | None] = {
     ("budget", "currency"): ALL,  # PL503
     ("decision", "target_improvement"): ALL,  # PL602
     ("decision", "stopping"): frozenset({"type", "minProperties"}),  # PL603
-    ("reward", "graders"): frozenset({"minItems"}),  # PL606 (an empty list)
+    ("reward", "graders"): lambda validator, instance, data: validator == "minItems" or not instance,  # PL606: empty
+    ("dataset", "targets", "reviewed"): lambda validator, instance, data: _method(data) == "sft",  # PL605
+    ("decision", "metric"): lambda validator, instance, data: instance is None or instance == "",  # PL601: empty
+    ("baseline", "status"): ALL,  # PL404
 }
+
+
+def _method(data: Any) -> Any:
+    method = data.get("method") if isinstance(data, dict) else None
+    return method.get("type") if isinstance(method, dict) else None
 
 
 def _matches(route: Route, pattern: tuple) -> bool:
     return len(route) == len(pattern) and all(p == "*" or p == r for r, p in zip(route, pattern))
 
 
-def _owned_value(route: Route, validator: str) -> bool:
+def _owned_value(route: Route, validator: str, instance: Any = None, data: Any = None) -> bool:
     for pattern, validators in OWNED_VALUES.items():
         if validators is ALL:
             if len(route) >= len(pattern) and _matches(route[: len(pattern)], pattern):
                 return True
-        elif validator in validators and _matches(route, pattern):
-            return True
+        elif _matches(route, pattern):
+            if callable(validators) and validators(validator, instance, data):
+                return True
+            if isinstance(validators, frozenset) and validator in validators:
+                return True
     return False
 
 
@@ -139,25 +153,45 @@ def _compiled():
 def schema_problems(data: Any) -> Iterator[Problem]:
     """PL003 problems for `data`; jsonschema is imported only if the schema cannot be compiled."""
     errors = _compiled()
-    return _problems(errors(data) if errors is not None else _validator().iter_errors(data))
+    return _problems(errors(data) if errors is not None else _validator().iter_errors(data), data)
 
 
 def jsonschema_problems(data: Any) -> Iterator[Problem]:
     """The same problems, found by jsonschema itself: the reference the compiled path is tested against."""
-    return _problems(_validator().iter_errors(data))
+    return _problems(_validator().iter_errors(data), data)
 
 
-def _problems(errors) -> Iterator[Problem]:
+# One problem, one finding: where several keywords fail on one value (null
+# where a mapping with exactly one of path/selector/tasks is expected fails
+# both `type` and `oneOf`), the most direct one speaks.
+_PRIORITY = {"type": 0, "const": 1, "enum": 1, "oneOf": 9}
+
+
+def _problems(errors, data: Any = None) -> Iterator[Problem]:
     seen: set[tuple] = set()
+    by_value: dict[tuple, tuple[int, int]] = {}  # route -> (priority, index in out)
+    out: list[Problem | None] = []
     for error in errors:
-        for problem in _convert(error):
+        for problem in _convert(error, data):
             key = (problem.route, problem.missing, problem.at_key, problem.message)
-            if key not in seen:
-                seen.add(key)
-                yield problem
+            if key in seen:
+                continue
+            seen.add(key)
+            if problem.missing or problem.at_key:
+                out.append(problem)
+                continue
+            rank = _PRIORITY.get(error.validator, 5)
+            earlier = by_value.get(problem.route)
+            if earlier is None:
+                by_value[problem.route] = (rank, len(out))
+                out.append(problem)
+            elif rank < earlier[0]:
+                out[earlier[1]] = problem
+                by_value[problem.route] = (rank, earlier[1])
+    return iter([p for p in out if p is not None])
 
 
-def _convert(error) -> Iterator[Problem]:
+def _convert(error, data: Any = None) -> Iterator[Problem]:
     route: Route = tuple(error.absolute_path)
     where = yaml_path(route) or "the plan"
     validator = error.validator
@@ -174,7 +208,7 @@ def _convert(error) -> Iterator[Problem]:
                 continue
             yield Problem(missing, f"{yaml_path(missing)} is required but missing", missing=True)
         return
-    if _owned_value(route, validator):
+    if _owned_value(route, validator, instance, data):
         return
     if validator in ("additionalProperties", "unevaluatedProperties"):
         if not isinstance(instance, dict):
@@ -216,8 +250,8 @@ def _convert(error) -> Iterator[Problem]:
             present = [k for k in keys if k in instance]
             if present:
                 yield Problem(route, f"{where} gives {' and '.join(present)}: give exactly one of {', '.join(keys)}")
-            else:
-                yield Problem(route, f"{where} gives none of {', '.join(keys)}: give exactly one")
+            else:  # keys are missing: point at the key of the mapping that should hold them
+                yield Problem(route, f"{where} gives none of {', '.join(keys)}: give exactly one", at_key=True)
         else:
             yield Problem(route, f"{where} does not match any allowed form")
     else:
