@@ -329,3 +329,19 @@ def test_select_naming_no_rule_is_exit_2(tmp_path, planlint):
     write(tmp_path / "a.yaml", plan())
     result = planlint("a.yaml", cwd=tmp_path)
     assert result.status == 2 and "PL999" in result.err
+
+
+def test_select_and_ignore_repeat_like_ruff(tmp_path, planlint):
+    write(tmp_path / "a.yaml", plan(**FLOATING, **{"    frozen: true": "    frozen: false"}))
+    codes = lambda *a: [f["code"] for f in planlint("--format", "json", *a, "a.yaml", cwd=tmp_path).json["findings"]]
+    assert codes("--ignore", "PL102", "--ignore", "PL205") == []
+    assert codes("--select", "PL102", "--select", "PL205") == ["PL102", "PL205"]
+    result = planlint("--select", "PL9999", "a.yaml", cwd=tmp_path)
+    assert result.status == 2 and "PL9999" in result.err
+
+
+def test_uppercase_suffixes_are_discovered(tmp_path, planlint):
+    write(tmp_path / "plans" / "A.YAML", plan("upper-a", **FLOATING))
+    write(tmp_path / "plans" / "b.Yml", plan("upper-b", **FLOATING))
+    result = planlint("--format", "json", "plans", cwd=tmp_path)
+    assert sorted(f["path"] for f in result.json["findings"]) == ["plans/A.YAML", "plans/b.Yml"]

@@ -46,8 +46,8 @@ def _lint_parser() -> argparse.ArgumentParser:
         "--skip-non-plans", action="store_true",
         help="treat named files like discovered ones: skip files that are not plans instead of reporting PL004 (for pre-commit)",
     )
-    parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (replaces the config's select)")
-    parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable (added to the config's ignore)")
+    parser.add_argument("--select", metavar="CODES", action="append", help="comma-separated codes or prefixes to enable (replaces the config's select; repeatable)")
+    parser.add_argument("--ignore", metavar="CODES", action="append", help="comma-separated codes or prefixes to disable (added to the config's ignore; repeatable)")
     parser.add_argument("--config", metavar="FILE", help="use this config file instead of looking one up")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, one line each")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _lint(argv: list[str]) -> int:
     args = _lint_parser().parse_args(argv)
-    from planlint.config import ConfigError, codes_list, load_config
+    from planlint.config import ConfigError, check_selectors, codes_list, load_config
     from planlint.engine import UsageError, lint_paths
 
     try:
@@ -117,12 +117,12 @@ def _lint(argv: list[str]) -> int:
     except ConfigError as exc:
         raise _Exit(2, str(exc)) from None
     if args.select:
-        config.select = codes_list(args.select)
+        config.select = [c for value in args.select for c in codes_list(value)]
     if args.ignore:
-        config.ignore = config.ignore + codes_list(args.ignore)
-    for prefix in config.select + config.ignore:
-        if not prefix.startswith("PL"):
-            raise _Exit(2, f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)")
+        config.ignore = config.ignore + [c for value in args.ignore for c in codes_list(value)]
+    problem = check_selectors(config.select + config.ignore)
+    if problem:
+        raise _Exit(2, f"--select/--ignore: {problem}")
     paths = args.paths or ["plans/"]
     if args.diff and not args.fix:
         raise _Exit(2, "--diff shows what --fix would change: use --fix --diff")

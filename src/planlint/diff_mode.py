@@ -222,7 +222,7 @@ def _follow_plans(changes: list[_Change], base_names: dict[str, str | None], hea
         return out
     moves: dict[int, _Change] = {}
     for change in out:
-        if change.kind == "added" and change.head_rel.endswith(YAML_SUFFIXES):
+        if change.kind == "added" and change.head_rel.lower().endswith(YAML_SUFFIXES):
             gone = deleted.pop(head_name(change.head_rel) or "", None)
             if gone is not None:
                 moves[id(gone)] = _Change("renamed", gone.base_rel, change.head_rel)
@@ -274,7 +274,7 @@ class _Scope:
             if inner == ".." or inner.startswith(".." + os.sep):
                 continue
             parts = inner.split(os.sep)
-            if not absolute.endswith(YAML_SUFFIXES) or any(p in _SKIP_DIRS for p in parts[:-1]):
+            if not absolute.lower().endswith(YAML_SUFFIXES) or any(p in _SKIP_DIRS for p in parts[:-1]):
                 continue
             if self.config.excluded(Path(absolute)):
                 continue

@@ -122,7 +122,7 @@ def _walk(root: Path, config: Config) -> Iterator[tuple[str, list[str]]]:
     """(directory, sorted names of its YAML files) under root, directories in sorted order."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not config.excluded(Path(dirpath, d)))
-        names = [n for n in sorted(filenames) if n.endswith(YAML_SUFFIXES)]
+        names = [n for n in sorted(filenames) if n.lower().endswith(YAML_SUFFIXES)]
         if config.exclude:
             names = [n for n in names if not config.excluded(Path(dirpath, n))]
         if names:
