@@ -45,6 +45,19 @@ class Problem:
     severity: str | None = None
 
 
+def lookup(data: Any, route: tuple) -> Any:
+    """The value at `route` in `data`, or MISSING when a key is absent or a step is not a container."""
+    node: Any = data
+    for part in route:
+        if isinstance(part, int):
+            if not isinstance(node, list) or not -len(node) <= part < len(node):
+                return MISSING
+        elif not isinstance(node, dict) or part not in node:
+            return MISSING
+        node = node[part]
+    return node
+
+
 @dataclass
 class PlanContext:
     """One plan as the rules see it."""
@@ -56,15 +69,7 @@ class PlanContext:
 
     def get(self, *route: Any) -> Any:
         """The value at `route`, or MISSING when a key is absent or a step is not a container."""
-        node: Any = self.data
-        for part in route:
-            if isinstance(part, int):
-                if not isinstance(node, list) or not -len(node) <= part < len(node):
-                    return MISSING
-            elif not isinstance(node, dict) or part not in node:
-                return MISSING
-            node = node[part]
-        return node
+        return lookup(self.data, route)
 
     def mapping(self, *route: Any) -> dict | None:
         value = self.get(*route)

@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 from planlint.loader import YamlFloat, YamlInt, scalar_text
 from planlint.messages import sanitize, show
-from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
+from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
 from planlint.rules.budget import spend_amount
 
 FROZEN_STATUSES = ("approved", "running", "completed")
@@ -123,18 +123,6 @@ def _describe(base_value: Any, head_value: Any, kind: str, route: tuple) -> str:
     return f"{where} changed from {show(scalar_text(base_value))} to {show(scalar_text(head_value))}"
 
 
-def _get(data: Any, route: tuple) -> Any:
-    node = data
-    for part in route:
-        if isinstance(part, int):
-            if not isinstance(node, list) or not -len(node) <= part < len(node):
-                return MISSING
-        elif not isinstance(node, dict) or part not in node:
-            return MISSING
-        node = node[part]
-    return node
-
-
 # --------------------------------------------------------------------------- rules
 
 
@@ -171,12 +159,12 @@ def frozen_eval_changed(ctx: PlanContext) -> Iterator[Problem]:
     base = ctx.extras.get("base")
     if not isinstance(base, dict) or not ctx.data:
         return
-    status = _get(base, ("metadata", "status"))
+    status = lookup(base, ("metadata", "status"))
     if not isinstance(status, str) or status not in FROZEN_STATUSES:
         return
     for section in ("eval", "boundary"):
         route = ("splits", section)
-        old, new = _get(base, route), ctx.get(*route)
+        old, new = lookup(base, route), ctx.get(*route)
         if old is MISSING or same(old, new):
             continue  # adding a missing eval or boundary is a fix, not a change
         if new is MISSING:
@@ -188,7 +176,7 @@ def frozen_eval_changed(ctx: PlanContext) -> Iterator[Problem]:
             )
             continue
         where, kind = first_change(old, new, route) or (route, "changed")
-        what = _describe(_get(old, where[2:]) if kind != "added" else MISSING, ctx.get(*where), kind, where)
+        what = _describe(lookup(old, where[2:]) if kind != "added" else MISSING, ctx.get(*where), kind, where)
         yield Problem(
             where,
             f"{what}, but the plan was already {status} at the base revision, so its evaluation is frozen: "
@@ -225,12 +213,12 @@ def release_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
     base = ctx.extras.get("base")
     if not isinstance(base, dict) or not ctx.data:
         return
-    old, new = _get(base, ("dataset", "release")), ctx.get("dataset", "release")
+    old, new = lookup(base, ("dataset", "release")), ctx.get("dataset", "release")
     if old is MISSING or new is MISSING or same(old, new):
         return  # a release added or removed is PL101's business
     if ctx.get("baseline") is MISSING:
         return  # no baseline at all is PL401
-    if not same(_get(base, ("baseline",)), ctx.get("baseline")):
+    if not same(lookup(base, ("baseline",)), ctx.get("baseline")):
         return
     yield Problem(
         ("dataset", "release"),
@@ -263,21 +251,21 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
     base = ctx.extras.get("base")
     if not isinstance(base, dict) or not ctx.data:
         return
-    old = spend_amount(_get(base, ("budget", "max_spend")))
+    old = spend_amount(lookup(base, ("budget", "max_spend")))
     new = spend_amount(ctx.get("budget", "max_spend"))
     if old is None or new is None or new <= old:
         return  # an invalid or missing cap is PL501/PL502's business
     approver = ctx.get("budget", "approved_by")
     if approver is MISSING or approver is None or scalar_text(approver).strip() == "":
         why = "budget.approved_by is absent"
-    elif same(approver, _get(base, ("budget", "approved_by"))):
+    elif same(approver, lookup(base, ("budget", "approved_by"))):
         why = f"budget.approved_by is still {show(scalar_text(approver))}, who approved the old cap"
     else:
         return
     amount = ctx.get("budget", "max_spend")
     yield Problem(
         ("budget", "max_spend"),
-        f"budget.max_spend rose from {scalar_text(_get(base, ('budget', 'max_spend')))} to {scalar_text(amount)} and {why}: "
+        f"budget.max_spend rose from {scalar_text(lookup(base, ('budget', 'max_spend')))} to {scalar_text(amount)} and {why}: "
         f"set budget.approved_by to whoever approved the new cap",
     )
 
@@ -305,9 +293,9 @@ def active_plan_removed(ctx: PlanContext) -> Iterator[Problem]:
     base = ctx.extras.get("base")
     if not isinstance(change, PlanChange) or not isinstance(base, dict):
         return
-    if change.kind not in ("deleted", "renamed") or _get(base, ("metadata", "status")) != "running":
+    if change.kind not in ("deleted", "renamed") or lookup(base, ("metadata", "status")) != "running":
         return
-    name = _get(base, ("metadata", "name"))
+    name = lookup(base, ("metadata", "name"))
     plan = f"plan {show(name)}" if isinstance(name, str) else "plan"
     if change.kind == "deleted":
         yield Problem((), f"this {plan} was deleted while running (status: running at the base revision): "
