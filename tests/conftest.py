@@ -64,3 +64,51 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+# --------------------------------------------------------------------------- HTTP timeout guard
+
+UNTIMED_REQUESTS: list[str] = []
+
+
+def _finite_pair(timeout) -> bool:
+    import math
+
+    return (
+        isinstance(timeout, tuple) and len(timeout) == 2
+        and all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t and math.isfinite(t) for t in timeout)
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _http_timeout_guard():
+    """Every request any in-process test makes through requests must carry a finite (connect, read) timeout.
+
+    The real request still runs (no mock); a request without one is recorded
+    and fails the test that made it (`_no_untimed_requests`), even where
+    planlint would swallow an exception.
+    """
+    try:
+        from requests.adapters import HTTPAdapter
+    except ImportError:  # pragma: no cover - requests is a test dependency
+        yield
+        return
+    original = HTTPAdapter.send
+
+    def send(self, request, *args, **kwargs):
+        timeout = kwargs["timeout"] if "timeout" in kwargs else (args[1] if len(args) > 1 else None)
+        if not _finite_pair(timeout):
+            UNTIMED_REQUESTS.append(f"{request.method} {request.url} timeout={timeout!r}")
+        return original(self, request, *args, **kwargs)
+
+    HTTPAdapter.send = send
+    yield
+    HTTPAdapter.send = original
+
+
+@pytest.fixture(autouse=True)
+def _no_untimed_requests(_http_timeout_guard):
+    yield
+    found = list(UNTIMED_REQUESTS)
+    UNTIMED_REQUESTS.clear()
+    assert not found, f"requests made without a finite (connect, read) timeout: {found}"

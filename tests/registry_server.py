@@ -44,7 +44,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class RegistryServer:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.published: set[tuple[str, str, str]] = set()
         self.listings: dict[tuple[str, str], list[str]] = {}
         self.script: dict[str, list[Reply]] = defaultdict(list)
@@ -74,8 +74,8 @@ class RegistryServer:
             def log_message(self, *args):
                 pass
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._server = _Server((host, 0), Handler)
+        self.url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def _route(self, path: str) -> Reply:

@@ -98,13 +98,24 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 1
     except Exception as exc:  # noqa: BLE001 - never a traceback
-        detail = str(exc).splitlines()[0] if str(exc) else ""
+        detail = _scrub_secrets(str(exc).splitlines()[0]) if str(exc) else ""
         print(
             f"planlint: internal error: {type(exc).__name__}{': ' + detail[:200] if detail else ''}. "
             f"This is a bug in planlint; please report it at {REPORT_URL} with the input that caused it.",
             file=sys.stderr,
         )
         return 2
+
+
+def _scrub_secrets(text: str) -> str:
+    """Text safe to print: no value of a token-like environment variable, nothing shaped like a credential."""
+    from planlint.http import scrub
+    from planlint.messages import sanitize
+    from planlint.rules.secrets import redact
+
+    secret_names = ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "APIKEY")
+    secrets = [v for k, v in os.environ.items() if len(v) >= 8 and any(n in k.upper() for n in secret_names)]
+    return sanitize(redact(scrub(text, sorted(secrets, key=len, reverse=True))))
 
 
 def _lint(argv: list[str]) -> int:

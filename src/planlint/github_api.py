@@ -14,14 +14,14 @@ from urllib.parse import urlsplit
 
 from planlint.http import (
     DEFAULT_TIMEOUT,
-    BearerAuth,
+    Answer,
+    Client,
     HTTPError,
     RetryPolicy,
-    log_to_stderr,
+    Secret,
     describe,
-    make_session,
+    log_to_stderr,
     origin,
-    request_with_retries,
     scrub,
 )
 
@@ -47,36 +47,42 @@ class GitHub:
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
             raise GitHubError("GitHub API URL must be http(s)://host[/path] without credentials")
+        if token and token in api_url:
+            raise GitHubError("GitHub API URL must not contain the token: it goes only in the Authorization header")
         self.api_url = api_url.rstrip("/")
-        self.token = token
-        self.timeout = timeout
-        self.policy = policy
+        self.token = Secret(token)
         self.log = log
-        self.session = make_session()
-        self.session.headers["Accept"] = "application/vnd.github+json"
-        self.session.headers["X-GitHub-Api-Version"] = "2022-11-28"
+        self.client = Client(
+            timeout=timeout, policy=policy, token=token, token_origin=self.api_url, foreign_redirects="refuse",
+            headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"},
+            label="GitHub API", log=log,
+        )
+        self.session = self.client.session
 
-    def request(self, method: str, url: str, *, json: Any = None, idempotent: bool | None = None):
+    def __repr__(self) -> str:  # never show the token
+        return f"GitHub({self.api_url!r})"
+
+    def request(self, method: str, url: str, *, json: Any = None, idempotent: bool | None = None) -> Answer:
         if origin(url) != origin(self.api_url):
             raise GitHubError(f"GitHub API: refusing to send the token to {urlsplit(url).hostname or '?'}")
-        response = request_with_retries(
-            self.session, method, url, json=json, auth=BearerAuth(self.token), timeout=self.timeout,
-            policy=self.policy, idempotent=idempotent, secrets=[self.token], log=self.log, label="GitHub API",
-        )
-        if response.status_code >= 400:
-            raise GitHubError(
-                scrub(f"GitHub API: {describe(method, url)} answered {response.status_code} {response.reason or ''}".rstrip()
-                      + _api_message(response), [self.token]),
-                status=response.status_code,
-                ambiguous=response.status_code >= 500 and method.upper() == "POST",
-            )
-        return response
-
-    def _json(self, response) -> Any:
         try:
-            return response.json()
+            answer = self.client.request(method, url, json=json, idempotent=idempotent)
+        except HTTPError as exc:
+            raise GitHubError(str(exc), status=exc.status, ambiguous=exc.ambiguous) from None
+        if answer.status >= 400:
+            raise GitHubError(
+                scrub(f"GitHub API: {describe(method, url)} answered {answer.status} {answer.reason}".rstrip()
+                      + _api_message(answer, [self.token.value]), [self.token.value]),
+                status=answer.status,
+                ambiguous=answer.status >= 500 and method.upper() == "POST",
+            )
+        return answer
+
+    def _json(self, answer: Answer) -> Any:
+        try:
+            return answer.json()
         except ValueError:
-            raise GitHubError(f"GitHub API: {describe(response.request.method, response.url)} answered with something that is not JSON") from None
+            raise GitHubError(f"GitHub API: {describe(answer.method, answer.url)} answered with something that is not JSON") from None
 
     def issue_comments(self, repo: str, number: int) -> Iterator[dict]:
         """Every comment on an issue or pull request, following `Link: rel="next"`."""
@@ -109,17 +115,18 @@ def _repo(repo: str) -> str:
     return repo
 
 
-def _api_message(response) -> str:
+def _api_message(answer: Answer, secrets: list[str]) -> str:
     try:
-        data = response.json()
+        data = answer.json()
     except ValueError:
         return ""
     message = data.get("message") if isinstance(data, dict) else None
     if not isinstance(message, str) or not message:
         return ""
     from planlint.messages import sanitize
+    from planlint.rules.secrets import redact
 
-    return ": " + sanitize(message[:200])
+    return ": " + sanitize(redact(scrub(message[:200], secrets)))
 
 
 def find_sticky(comments: Iterator[dict], marker: str) -> dict | None:

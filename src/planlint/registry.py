@@ -196,7 +196,7 @@ class Registry:
         self._lock = threading.Lock()
         self._client = None
         environ = os.environ if environ is None else environ
-        self._token: str | None = None
+        self._token = None  # a planlint.http.Secret
         self._token_missing = False
         if settings.token_env:
             token = (environ.get(settings.token_env) or "").strip()
@@ -204,8 +204,12 @@ class Registry:
                 self._token_missing = True
             elif not _TOKEN.match(token):
                 raise RegistryError(f"the token in ${settings.token_env} contains characters an HTTP header cannot carry (spaces, line breaks or non-ASCII)")
+            elif token in settings.url:
+                raise RegistryError(f"the registry url contains the token from ${settings.token_env}; the token goes only in the Authorization header")
             else:
-                self._token = token
+                from planlint.http import Secret
+
+                self._token = Secret(token)
 
     def __repr__(self) -> str:  # never show the token
         return f"Registry({self.settings.host!r})"
@@ -283,11 +287,11 @@ class Registry:
                 return _listing(data, url) if status == 200 else "absent"
         if self.failure is not None:
             return None
-        from planlint.registry_http import HttpError
+        from planlint.http import HTTPError
 
         try:
             answer = self._get_client().get(url)
-        except HttpError as exc:
+        except HTTPError as exc:
             self._fail(f"{exc}")
             return None
         if answer.status == 404:
@@ -321,12 +325,17 @@ class Registry:
     def _get_client(self):
         with self._lock:
             if self._client is None:
-                from planlint.registry_http import Client
+                from planlint.http import Client, RetryPolicy
 
                 s = self.settings
+                # The registry is planlint's own contract: a long Retry-After is cut
+                # to what is left of max_retry_after (total waiting per lookup), and
+                # a redirect elsewhere is followed without the token. Retries are silent.
+                policy = RetryPolicy(attempts=s.retries + 1, backoff=s.backoff, max_backoff=max(s.backoff, 30.0), max_wait=s.max_retry_after, clip_waits=True)
                 self._client = Client(
-                    timeout=s.timeout, retries=s.retries, backoff=s.backoff, max_retry_after=s.max_retry_after,
-                    token=self._token, token_origin=s.url, pool_size=s.workers,
+                    timeout=(s.timeout, s.timeout), policy=policy, token=self._token, token_origin=s.url,
+                    foreign_redirects="follow", max_body=1024 * 1024, pool_size=s.workers, log=None,
+                    name_request=False,  # concurrent lookups: the first to fail is a race, the host says enough
                 )
             return self._client
 
