@@ -78,9 +78,16 @@ def test_github_escaping_round_trips_through_the_runner_parser():
     assert props["file"] == "plans/we,ird:name%.yaml"
     assert props["title"] == "PL102 dataset-release-floating"
     assert (props["line"], props["col"], props["endLine"], props["endColumn"]) == ("21", "12", "21", "18")
-    assert data == message
-    assert "%25 sure%3A" not in line and "100%25 sure: a, b%0Asecond line%0D%0A::error::forged" in line
+    # A line break reaching the annotation is shown escaped: the decoded message stays one line.
+    assert data == "100% sure: a, b\\nsecond line\\r\\n::error::forged"
+    assert "%25 sure%3A" not in line and "100%25 sure: a, b\\nsecond line\\r\\n::error::forged" in line
     assert "we%2Cird%3Aname%25.yaml" in line
+    # The escaping itself round-trips what the runner decodes, line breaks included.
+    from planlint.formats.github import escape_data, escape_property
+
+    odd = "a:b,c%\nd"
+    raw = f"::warning file={escape_property(odd)}::{escape_data(message)}"
+    assert parse_workflow_command(raw) == ("warning", {"file": odd}, message)
 
 
 def test_github_output_from_a_plan_value_with_percent_colon_comma(planlint, tmp_path):

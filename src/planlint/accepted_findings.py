@@ -37,7 +37,7 @@ from collections import Counter
 from typing import Iterable
 
 from planlint.engine import Finding, Report
-from planlint.messages import sanitize
+from planlint.messages import json_text, sanitize
 
 VERSION = 1
 _CODE = re.compile(r"^PL[0-9]{3}$")
@@ -75,7 +75,7 @@ def write_baseline(baseline: str, report: Report) -> tuple[int, int]:
     payload = {"version": VERSION, "generated_by": f"planlint {__version__}", "findings": entries}
     try:
         with open(baseline, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+            fh.write(json_text(payload) + "\n")
     except OSError as exc:
         raise BaselineError(f"cannot write baseline {baseline}: {exc.strerror or exc}") from None
     return sum(counts.values()), len(entries)

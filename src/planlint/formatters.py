@@ -11,7 +11,7 @@ import json
 from typing import Callable
 
 from planlint.engine import Report
-from planlint.messages import sanitize
+from planlint.messages import json_text, safe_path, sanitize
 
 _RED, _YELLOW, _BOLD, _CYAN, _DIM, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[1m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 
@@ -31,7 +31,7 @@ def format_text(report: Report, *, color: bool = False, quiet: bool = False, sta
     lines: list[str] = []
     for f in report.findings:
         code = paint(_RED if f.severity == "error" else _YELLOW, f.code)
-        head = f"{paint(_BOLD, sanitize(f.path))}:{f.line}:{f.column}: {code} {f.message} [{f.name}]"
+        head = f"{paint(_BOLD, safe_path(f.path))}:{f.line}:{f.column}: {code} {f.message} [{f.name}]"
         lines.append(head)
         if quiet:
             continue
@@ -88,7 +88,7 @@ def format_json(report: Report, **_: object) -> str:
         "findings": [f.to_dict() for f in report.findings],
         "summary": {"errors": report.errors, "warnings": report.warnings},
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return json_text(payload) + "\n"
 
 
 def _lazy(module: str, function: str) -> Callable[..., str]:

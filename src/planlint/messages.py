@@ -51,3 +51,39 @@ def show(value: Any, limit: int = _MAX) -> str:
     if isinstance(value, str):
         return "'" + text.replace("'", "\\'") + "'"
     return text
+
+
+def safe_path(path: str) -> str:
+    """A path for a line of text output: escaped, and never starting like a workflow command.
+
+    >>> safe_path("::error::x.yaml")
+    './::error::x.yaml'
+    """
+    text = sanitize(path)
+    if text.startswith((":", "#")):
+        text = "./" + text
+    return text
+
+
+def json_text(data: Any, *, indent: int | None = 2) -> str:
+    """JSON with every character that is not printable written as a \\u escape.
+
+    `json.dumps(ensure_ascii=False)` leaves DEL, C1 controls, bidi overrides and
+    line separators raw; escaped they are the same JSON data, but a terminal
+    or log showing the file cannot be tricked by them.
+    """
+    import json
+
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    if all(ch == "\n" or ch.isprintable() for ch in text):
+        return text
+    out = []
+    for ch in text:
+        if ch == "\n" or ch.isprintable():
+            out.append(ch)
+        elif ord(ch) > 0xFFFF:
+            high, low = divmod(ord(ch) - 0x10000, 0x400)
+            out.append(f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return "".join(out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from planlint.engine import Finding, Report
 from planlint.formats.locations import repo_relative
+from planlint.messages import sanitize
 
 
 def escape_data(text: str) -> str:
@@ -23,7 +24,9 @@ def escape_property(text: str) -> str:
 
 def annotation(finding: Finding) -> str:
     command = "error" if finding.severity == "error" else "warning"
-    path = repo_relative(finding.path) or finding.path
+    # A path with a line break or an escape cannot be annotated as it is: the
+    # escaped form keeps the command on one line (and the message readable).
+    path = sanitize(repo_relative(finding.path) or finding.path)
     props = {
         "file": path,
         "line": finding.line,
@@ -33,14 +36,14 @@ def annotation(finding: Finding) -> str:
         "title": f"{finding.code} {finding.name}",
     }
     rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
-    return f"::{command} {rendered}::{escape_data(finding.message)}"
+    return f"::{command} {rendered}::{escape_data(sanitize(finding.message))}"
 
 
 def format_github(report: Report, *, quiet: bool = False, **_: object) -> str:
     from planlint.formatters import summary_line
 
     lines = [annotation(f) for f in report.findings]
-    lines += [f"::notice title=planlint::{escape_data(note)}" for note in report.notes]
+    lines += [f"::notice title=planlint::{escape_data(sanitize(note))}" for note in report.notes]
     if not quiet:
         lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

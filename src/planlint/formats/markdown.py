@@ -31,7 +31,9 @@ def escape(text: str) -> str:
     >>> escape("see [x](http://e.com) <b>@team</b> a|b")
     'see \\[x\\](http:\u200b//e.com) \\<b\\>@\u200bteam\\</b\\> a\\|b'
     """
-    text = " ".join(text.splitlines())
+    from planlint.messages import sanitize
+
+    text = sanitize(" ".join(text.splitlines()))
     text = _SPECIAL.sub(r"\\\1", text)
     text = _AUTOLINK.sub(lambda m: m.group(1)[0] + "\u200b" + m.group(1)[1:], text)
     return text.replace("@", "@\u200b")

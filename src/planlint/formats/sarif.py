@@ -151,4 +151,6 @@ def format_sarif(report: Report, **_: object) -> str:
         "invocations": [invocation],
         "results": results,
     }
-    return json.dumps({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=False) + "\n"
+    from planlint.messages import json_text
+
+    return json_text({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}) + "\n"
