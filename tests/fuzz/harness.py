@@ -16,7 +16,9 @@ Longer run:  PLANLINT_FUZZ_EXAMPLES=20000 pytest tests/test_fuzz.py -p no:cachep
 from __future__ import annotations
 
 import json
+import re
 import tempfile
+import unicodedata
 from pathlib import Path
 
 from planlint.config import Config, ConfigError
@@ -53,13 +55,38 @@ def run_pipeline(content: bytes, name: str = "plan.yaml") -> None:
         for fmt, reporter in REPORTERS.items():
             out = reporter(report, color=False, quiet=False, statistics=True)
             assert isinstance(out, str)
-            if fmt == "json":
-                json.loads(out)
+            check_output(fmt, out, len(report.findings))
         for finding in report.findings:
             assert finding.line >= 1 and finding.column >= 1, finding
             assert "\n" not in finding.message and "\x1b" not in finding.message, finding
             assert "\u202e" not in finding.message, finding
             assert finding.yaml_path.isprintable(), finding
+
+
+_GITHUB_LINE = re.compile(r"^::(error|warning|notice) [^:\r\n]*::[^\r\n]*$")
+
+
+def _raw_chars_ok(text: str, allow: str = "\n") -> bool:
+    return all(ch in allow or (ch.isprintable() and unicodedata.category(ch) not in ("Cf", "Zl", "Zp")) for ch in text)
+
+
+def check_output(fmt: str, out: str, findings: int) -> None:
+    """What each format promises whatever the plan says (see tests/test_output_forging.py)."""
+    if fmt == "markdown":
+        assert _raw_chars_ok(out, allow="\n\u200b"), fmt
+        return
+    assert _raw_chars_ok(out), fmt
+    lines = out.splitlines()
+    if fmt == "text":
+        assert not any(line.lstrip().startswith(("::", "##[")) for line in lines), out
+    elif fmt == "github":
+        assert all(_GITHUB_LINE.match(line) for line in lines[:-1]) and len(lines) == findings + 1, out
+    elif fmt in ("json", "sarif"):
+        json.loads(out)
+    elif fmt == "junit":
+        import xml.etree.ElementTree as ET
+
+        ET.fromstring(out)
 
 
 def to_yaml(value, indent: int = 0) -> str:
