@@ -39,8 +39,10 @@ FETCH_HINT = (
 # What a revision may look like: branch, tag, remote branch, SHA, with ~N, ^N,
 # ^{commit} or @{N} suffixes. Refused before git sees it: a leading '-' (an
 # option), '..' (a range, or a path out of .git), ':' (a path in a tree or a
-# commit-message search), whitespace, control characters and glob characters.
-_REV_FORBIDDEN = re.compile(r"[\x00-\x20\x7f:\\?*\[]|\.\.|//|^[/.]|/$")
+# commit-message search), whitespace, control characters, glob characters,
+# and shell metacharacters (legal in git names, but a message that suggests
+# `git fetch origin REV` must never hand anyone a command to paste).
+_REV_FORBIDDEN = re.compile(r"[\x00-\x20\x7f:\\?*\[$`;|&<>'\"()!]|\.\.|//|^[/.]|/$")
 
 
 @dataclass(frozen=True)
