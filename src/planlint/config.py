@@ -269,8 +269,8 @@ def _build(raw: dict, path: Path) -> Config:
         if not isinstance(lim, dict) or set(lim) - LIMIT_KEYS:
             raise _fail(path, "limits", f"expected a mapping with keys from {', '.join(sorted(LIMIT_KEYS))}")
         for key, value in lim.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise _fail(path, f"limits.{key}", "expected a positive number")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise _fail(path, f"limits.{key}", "expected a positive number")  # not nan, not .inf
             config.limits[key] = int(value) if key != "time_budget" else float(value)
     if "cache_dir" in raw:
         if not isinstance(raw["cache_dir"], str):

@@ -8,6 +8,7 @@ file-level findings (PL001-PL006, PL009, PL010).
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -15,7 +16,7 @@ from typing import Any, Iterable, Iterator
 from planlint.config import Config
 from planlint.loader import Loaded, load_file
 from planlint.messages import sanitize, show
-from planlint.positions import Positions, Span, yaml_path
+from planlint.positions import START, Positions, Span, yaml_path
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
 from planlint import suppressions as supp
 
@@ -173,8 +174,16 @@ def place(problem: Problem, positions: Positions) -> Span:
 
 
 def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: dict | None = None) -> FileResult | None:
-    """Lint one file. None when a discovered file turns out not to be a plan."""
-    loaded: Loaded = load_file(path, config.parser_limits())
+    """Lint one file. None when a discovered file turns out not to be a plan.
+
+    `limits.time_budget` bounds the whole file: reading and parsing (checked
+    while streaming), then schema validation and each rule (checked between
+    them; each is linear in the capped node count). Past the budget the
+    remaining checks are skipped and the file gets a PL006 saying so.
+    """
+    limits = config.parser_limits()
+    deadline = time.monotonic() + limits.time_budget
+    loaded: Loaded = load_file(path, limits)
     result = FileResult(display, text=loaded.text)
     if loaded.fatal:
         if not explicit and not _looks_like_plan(path):
@@ -215,6 +224,14 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
     ctx.extras["notes"] = result.notes
     ctx.extras["data_skipped"] = result.data_skipped
     for rule in PLAN_RULES:
+        if time.monotonic() > deadline:
+            if config.enabled("PL006"):
+                result.findings.append(make_finding(
+                    "PL006", display, START,
+                    f"checking took longer than {limits.time_budget:g}s (limit time_budget): {rule.code} and the rules after it did not run",
+                    (), config,
+                ))
+            break
         if config.enabled(rule.code):
             raw.extend((problem.code or rule.code, problem) for problem in rule.check(ctx))
     for code, problem in raw:

@@ -29,13 +29,17 @@ def format_text(report: Report, *, color: bool = False, quiet: bool = False, sta
         return f"{code}{text}{_RESET}" if color else text
 
     lines: list[str] = []
+    split: dict[str, list[str]] = {}  # each source split once, not once per finding
     for f in report.findings:
         code = paint(_RED if f.severity == "error" else _YELLOW, f.code)
         head = f"{paint(_BOLD, safe_path(f.path))}:{f.line}:{f.column}: {code} {f.message} [{f.name}]"
         lines.append(head)
         if quiet:
             continue
-        excerpt = _excerpt(report.sources.get(f.path), f.line, f.column, f.end_line, f.end_column)
+        source = report.sources.get(f.path)
+        if source is not None and f.path not in split:
+            split[f.path] = source.splitlines()
+        excerpt = _excerpt(split.get(f.path), f.line, f.column, f.end_line, f.end_column)
         if excerpt:
             number, source, caret = excerpt
             gutter = " " * len(str(number))
@@ -57,10 +61,9 @@ def format_text(report: Report, *, color: bool = False, quiet: bool = False, sta
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def _excerpt(text: str | None, line: int, column: int, end_line: int, end_column: int):
-    if text is None:
+def _excerpt(source_lines: list[str] | None, line: int, column: int, end_line: int, end_column: int):
+    if source_lines is None:
         return None
-    source_lines = text.splitlines()
     if not 1 <= line <= len(source_lines):
         return None
     raw = source_lines[line - 1]

@@ -75,7 +75,7 @@ def json_text(data: Any, *, indent: int | None = 2) -> str:
     import json
 
     text = json.dumps(data, indent=indent, ensure_ascii=False)
-    if all(ch == "\n" or ch.isprintable() for ch in text):
+    if text.replace("\n", "").isprintable():
         return text
     out = []
     for ch in text:

@@ -79,8 +79,11 @@ def fingerprints(findings: list[Finding]) -> list[str]:
     """One stable hash per finding (see the module docstring), in the same order."""
     seen: dict[tuple[str, str, str], int] = {}
     out = []
+    relative: dict[str, str] = {}
     for f in sorted(findings, key=lambda f: f.sort_key):
-        key = (repo_relative(f.path) or f.path, f.code, f.yaml_path)
+        if f.path not in relative:
+            relative[f.path] = repo_relative(f.path) or f.path
+        key = (relative[f.path], f.code, f.yaml_path)
         rank = seen.get(key, 0)
         seen[key] = rank + 1
         digest = hashlib.sha256("\x00".join((*key, str(rank))).encode("utf-8")).hexdigest()
@@ -102,7 +105,10 @@ def format_sarif(report: Report, **_: object) -> str:
     rules = [rule_descriptor(rule) for rule in RULES.values()]
     index = {code: i for i, code in enumerate(RULES)}  # every finding's code is a registered rule
     results = []
+    locations: dict[str, dict] = {}
     for finding, fingerprint in zip(report.findings, fingerprints(report.findings)):
+        if finding.path not in locations:
+            locations[finding.path] = _artifact_location(finding.path)
         results.append(
             {
                 "ruleId": finding.code,
@@ -112,7 +118,7 @@ def format_sarif(report: Report, **_: object) -> str:
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": _artifact_location(finding.path),
+                            "artifactLocation": dict(locations[finding.path]),
                             "region": {
                                 "startLine": finding.line,
                                 "startColumn": finding.column,

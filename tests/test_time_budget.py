@@ -1,0 +1,119 @@
+"""The largest documents planlint accepts are linted, and rendered in every format, in seconds.
+
+The loader caps what a file can hold (1 MiB, 100,000 values after alias
+expansion, 64 levels); past the parser, schema validation and every rule
+walk the data once, so they are linear in that capped size, and
+`limits.time_budget` is checked between the stages as the last line of
+defence. These tests build the worst documents within the limits: many
+values, many keys (one finding each), a 1 MiB string made of the
+characters the credential patterns (PL801) react to, a 1 MiB suppression
+comment, and 1 MiB of suppression comments (one per finding, or unused).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REFERENCE_PLAN, run_process, write
+from planlint.config import Config
+from planlint.engine import finish, lint_file
+from planlint.formatters import REPORTERS
+from planlint.loader import DEFAULT_MAX_FILE_SIZE, Limits
+
+REF = REFERENCE_PLAN.read_text(encoding="utf-8")
+MIB = DEFAULT_MAX_FILE_SIZE
+
+
+def _lines(template: str, budget: int = MIB - len(REF)) -> str:
+    count = budget // len(template % 0)
+    return "".join(template % i for i in range(count))
+
+
+CASES = {
+    # just under max_nodes: the reference plan's values plus 99,500 more
+    "99,5k-values": (REF + "x-data: [" + ",".join(["0"] * 99_500) + "]\n", set()),
+    # 1 MiB of unknown keys: one PL003 each (47,000 findings)
+    "1MiB-of-keys": (REF + _lines("unknown-key-%06d: 1\n"), {"PL003"}),
+    # 1 MiB string of what the PL801 patterns and the loader react to, never completing a match
+    "1MiB-credential-prefixes": (
+        REF + "x-s: '" + "-----BEGIN A B C sk-gh" + ("p_AKIA xox- hf_ AIza sk-proj- github_pat_ -----BEGIN RSA " * 14_000) + "'\n", set(),
+    ),
+    "1MiB-credential-prefixes-as-keys": (REF + "x-k:\n" + _lines("  sk-%06d ghp github_pat -----BEGIN A B: 1\n", MIB - len(REF) - 10), set()),
+    # one suppression comment of 1 MiB (spaces where the pattern has optional spaces)
+    "1MiB-suppression-comment": (REF + "# planlint: disable=" + " " * (MIB - len(REF) - 40) + "x\n", {"PL009", "PL010"}),
+    "1MiB-suppression-reason": (REF + "# planlint: disable=PL003 --" + " a" * ((MIB - len(REF) - 60) // 2) + " #x\n", {"PL010"}),
+    # 1 MiB of findings each silenced by its own comment, and of comments silencing nothing
+    "1MiB-of-used-suppressions": (REF + _lines("k%06d: 1  # planlint: disable=PL003 -- r\n"), set()),
+    "1MiB-of-unused-suppressions": (REF + _lines("x-k%06d: 1  # planlint: disable=PL801\n"), {"PL009", "PL010"}),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_largest_documents_are_linted_in_seconds(case, tmp_path):
+    text, codes = CASES[case]
+    assert len(text.encode()) <= MIB, len(text.encode())
+    path = write(tmp_path / "plan.yaml", text)
+    config = Config(root=tmp_path)
+    start = time.monotonic()
+    result = lint_file("plan.yaml", path, True, config)
+    report = finish([result], config)
+    linted = time.monotonic() - start
+    for reporter in REPORTERS.values():
+        reporter(report, color=False, quiet=False, statistics=True)
+    total = time.monotonic() - start
+    assert {f.code for f in report.findings} == codes, sorted({f.code for f in report.findings})
+    assert linted < Limits().time_budget and total < 20, (case, linted, total)
+
+
+def test_the_time_budget_bounds_the_rules_not_only_the_parser(tmp_path):
+    """A budget that parsing fits in but the rules do not: the rest is skipped with a PL006."""
+    write(tmp_path / ".planlint.yaml", "limits: {time_budget: 0.000001}\n")
+    write(tmp_path / "plans" / "a.yaml", REF.replace('release: "2026.11.03"', "release: latest"))
+    result = run_process("--format", "json", "plans", cwd=tmp_path)
+    assert result.status == 1, result
+    findings = result.json["findings"]
+    assert [f["code"] for f in findings] == ["PL006"], findings
+    assert re.match(r"checking took longer than 1e-06s \(limit time_budget\): PL\d{3} and the rules after it did not run$", findings[0]["message"])
+
+
+@pytest.mark.parametrize("bad", [".nan", ".inf", "0", "-1", "true"])
+def test_a_limit_must_be_a_finite_positive_number(bad, tmp_path):
+    write(tmp_path / ".planlint.yaml", f"limits: {{time_budget: {bad}}}\n")
+    write(tmp_path / "plans" / "a.yaml", REF)
+    result = run_process("plans", cwd=tmp_path)
+    assert result.status == 2 and "limits.time_budget" in result.err and "expected a positive number" in result.err, result
+
+
+@pytest.mark.parametrize("pattern_source", ["suppressions", "secrets"])
+def test_no_pattern_backtracks_on_a_long_line(pattern_source):
+    """Every pattern that reads plan text, against 200,000-character near-misses: milliseconds, not minutes."""
+    from planlint import suppressions
+    from planlint.rules import secrets
+
+    patterns = [suppressions._COMMENT, suppressions._CODE] if pattern_source == "suppressions" else [p for _, p in secrets._PATTERNS]
+    n = 200_000
+    near_misses = [
+        "# planlint: disable=" + " " * n + "x",
+        "# planlint: disable=" + "A, " * (n // 3) + "-",
+        "# planlint: disable=A --" + " " * n + "\t#",
+        "# planlint: disable=A --" + " a #" * (n // 4) + "\x0b",
+        "#" * n + " planlint:",
+        "-----BEGIN " + "A " * (n // 2) + "PUBLIC KEY-----",
+        "-----BEGIN " * (n // 11),
+        "sk-" * (n // 3),
+        "sk-proj-" + "a" * 15 + "!" + "sk-" * (n // 3),
+        "ghp_" * (n // 4),
+        "xoxb-" * (n // 5),
+        "AKIA" + "A" * n,
+        "AIza" * (n // 4),
+    ]
+    for pattern in patterns:
+        for text in near_misses:
+            start = time.monotonic()
+            pattern.search(text)
+            assert time.monotonic() - start < 0.5, (pattern.pattern, text[:40])
