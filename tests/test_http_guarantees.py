@@ -29,12 +29,12 @@ import conftest
 from conftest import FIXTURES, write
 from github_server import FakeGitHub
 from registry_server import RegistryServer, Reply
+from test_registry import PUBLISHED, registry  # noqa: F401 - registry is a fixture
 
 pytestmark = pytest.mark.integration
 
 TOKEN = "ghp_" + "T0kEn" * 7 + "x"  # fake, shaped like a GitHub token
 RELEASE = "/v1/datasets/retail-refunds/releases/2026.11.03"
-PUBLISHED = {("datasets", "retail-refunds", "2026.11.03"), ("graders", "tau-retail-db-state", "1.4.2"), ("graders", "polite-tone-judge", "3.0.1")}
 REFERENCE = (FIXTURES / "reference_plan.yaml").read_text(encoding="utf-8")
 
 
@@ -47,14 +47,6 @@ def _closed_port() -> int:
 def assert_no_token(*texts: str) -> None:
     for text in texts:
         assert TOKEN not in text and TOKEN[4:] not in text and TOKEN[4:20] not in text, text[:3000]
-
-
-@pytest.fixture
-def registry():
-    server = RegistryServer().start()
-    server.published |= PUBLISHED
-    yield server
-    server.stop()
 
 
 @pytest.fixture
