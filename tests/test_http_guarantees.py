@@ -355,3 +355,92 @@ def test_github_client_exceptions_never_show_the_token(case, github, tmp_path, m
     assert_no_token(text, *lines)
     if case in ("token-in-url-path", "token-in-bad-url", "token-in-query"):
         assert isinstance(info.value, GitHubError) and "must not contain the token" in str(info.value)
+
+
+# --------------------------------------------------------------------------- trickling servers
+
+
+class Trickle:
+    """A server on 127.0.0.1 that answers one byte at a time, each just inside the read timeout.
+
+    `part="headers"`: the status line, then the headers byte by byte;
+    `part="body"`: the headers, then a 100,000-byte body byte by byte.
+    It stops by itself when the test ends (or the client leaves).
+    """
+
+    def __init__(self, part: str, every: float = 0.1) -> None:
+        import threading
+
+        self.part, self.every = part, every
+        self.stop = threading.Event()
+        self.connections = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> "Trickle":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        self.sock.close()
+
+    def _serve(self) -> None:
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn) -> None:
+        try:
+            conn.recv(65536)
+            if self.part == "headers":
+                head, drip = b"HTTP/1.1 200 OK\r\n", b"X-Slow: " + b"a" * 100_000 + b"\r\n\r\n"
+            else:
+                head, drip = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", b"a" * 100_000
+            conn.sendall(head)
+            for byte in drip:
+                if self.stop.wait(self.every):
+                    break
+                conn.sendall(bytes([byte]))
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
+@pytest.mark.parametrize("part", ["headers", "body"])
+def test_a_trickling_github_answer_is_given_up_at_the_deadline(part):
+    from planlint.github_api import GitHub
+    from planlint.http import HTTPError, RetryPolicy
+
+    with Trickle(part) as server:
+        gh = GitHub(TOKEN, server.url, timeout=(0.5, 0.5), policy=RetryPolicy(attempts=2, backoff=0.05, max_wait=1.0), log=lambda m: None)
+        start = time.monotonic()
+        with pytest.raises(HTTPError) as info:
+            list(gh.issue_comments("acme/plans", 7))
+        elapsed = time.monotonic() - start
+    assert 2 * 1.5 <= elapsed < 2 * 1.5 + 1.5  # two attempts of connect + 2 x read, then done
+    assert str(info.value).endswith("no complete answer within 1.5s (after 2 attempts)")
+    assert server.connections == 2
+
+
+def test_a_trickling_registry_is_one_warning_within_the_deadline(tmp_path, monkeypatch, planlint):
+    with Trickle("body") as server:
+        root = registry_project(tmp_path, monkeypatch, server.url, timeout=0.5, retries=0, workers=1)
+        start = time.monotonic()
+        result = planlint("--online", "--no-cache", "plans/", cwd=root)
+        elapsed = time.monotonic() - start
+    assert result.status == 0 and result.err.count("planlint: warning:") == 1, result
+    assert "is unavailable: no complete answer within 1.5s" in result.err
+    assert elapsed < 1.5 + 2.0

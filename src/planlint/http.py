@@ -4,7 +4,9 @@
     answer = client.request("GET", url)          # an Answer: status, headers, body
     answer = client.get(url)
 
-* Every request has a finite (connect, read) timeout.
+* Every request has a finite (connect, read) timeout, and one exchange
+  (headers and body) may take at most connect + 2 x read seconds, however
+  slowly a server trickles bytes.
 * Retried with exponential backoff and jitter: connection errors and
   timeouts, 5xx, 429 and rate-limit 403s (GitHub: `Retry-After`, or
   `x-ratelimit-remaining: 0` with `x-ratelimit-reset`), honouring the
@@ -337,7 +339,9 @@ def request_with_retries(
         what = describe(method, url) + ": " if name_request else ""
         send_token = origin(url) == start_origin
         try:
-            answer, location = _send(session, method, url, json, headers, auth if send_token else None, timeout, max_body)
+            answer, location = _send_within(
+                _deadline(timeout), session, method, url, json, headers, auth if send_token else None, timeout, max_body,
+            )
         except _Failure as failure:
             retryable = failure.retry == "always" or (failure.retry == "idempotent" and idempotent)
             if retryable:
@@ -379,6 +383,39 @@ def request_with_retries(
                 continue
             raise fail(f"{what}server error {status}{tries()}" + (f"; {why}" if why != "attempts" else ""), status=status)
         return answer
+
+
+def _deadline(timeout: tuple[float, float]) -> float:
+    """The most one exchange may take, headers and body: a server that sends a byte
+    just before each read timeout would otherwise hold the call for ever."""
+    return timeout[0] + 2 * timeout[1]
+
+
+def _send_within(deadline: float, *args) -> tuple[Answer, str | None]:
+    """`_send(*args)`, given up after `deadline` seconds.
+
+    The exchange runs in a daemon thread; one that overruns is abandoned (its
+    socket is closed when it next reads, or when planlint exits), so a
+    trickling server costs at most the deadline.
+    """
+    import threading
+
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["answer"] = _send(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="planlint-http", daemon=True)
+    worker.start()
+    worker.join(deadline)
+    if worker.is_alive():
+        raise _Failure(f"no complete answer within {deadline:g}s", retry="idempotent")
+    if "error" in box:
+        raise box["error"]
+    return box["answer"]
 
 
 def _send(session, method, url, json, headers, auth, timeout, max_body) -> tuple[Answer, str | None]:
