@@ -239,3 +239,25 @@ def test_pr_comment_body(project, tmp_path):
     result = run_process("comment", "--report", report_file, "--dry-run", cwd=project, env=ENV)
     assert result.status == 0, result
     _assert_safe_markdown(result.out, sticky=True)
+
+
+def test_fix_messages_and_diff(project, tmp_path):
+    """--fix reports on standard error, where the runner reads workflow commands too."""
+    write(project / "catalog.yaml", 'datasets: {retail-refunds: {releases: ["2026.11.03"]}}\n')
+    write(project / ".planlint.yaml", "catalog: catalog.yaml\n")
+    # A fixable plan that repeats a key is left alone, with a note naming the file.
+    duplicate = project / "plans" / "d\n::error file=x::forged-note.yaml"
+    plan = REFERENCE_PLAN.read_text(encoding="utf-8").replace('release: "2026.11.03"', "release: latest")
+    write(duplicate, plan.replace("name: retail-refund-window", "name: dup") + "kind: ExperimentPlan\n")
+    try:
+        result = run_process("--fix", "--diff", "plans", FILE_NAMES[1], cwd=project, env=ENV, timeout=120)
+    finally:
+        for path in (project / ".planlint.yaml", project / "catalog.yaml", duplicate):
+            path.unlink()
+    assert "d\\n::error file=x::forged-note.yaml: not fixed: it repeats a key" in result.err, result.err
+    assert result.status == 1 and "Traceback" not in result.err, result
+    assert "would fix" in result.err and "PL102" in result.err, result.err  # the hostile-named files get fixes
+    for stream in (result.out, result.err):
+        assert _bad_chars(stream, allow="\n\t") == [], _bad_chars(stream)
+        for line in stream.splitlines():
+            assert not line.lstrip().startswith(("::", "##[")), line

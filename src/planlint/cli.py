@@ -245,8 +245,10 @@ def _after_registry(publications, final: bool = True) -> None:
         publications.close()
         raise _Exit(2, fatal)
     if final:
+        from planlint.messages import sanitize
+
         for note in publications.notes():
-            print(f"planlint: warning: {note}", file=sys.stderr)
+            print(f"planlint: warning: {sanitize(note)}", file=sys.stderr)
 
 
 def _fix(args, paths: list[str], config, extras: dict, output: str | None) -> int | None:
@@ -254,8 +256,10 @@ def _fix(args, paths: list[str], config, extras: dict, output: str | None) -> in
     from planlint.fixes import fix_paths
 
     outcome = fix_paths(paths, config, extras, write=not args.diff)
+    from planlint.messages import sanitize
+
     for line in ([] if args.quiet else outcome.lines) + outcome.notes:
-        print(f"planlint: {line}", file=sys.stderr)
+        print(f"planlint: {sanitize(line)}", file=sys.stderr)  # paths from the repository: one line each
     print(f"planlint: {outcome.summary(would=args.diff)}", file=sys.stderr)
     if args.diff:
         _after_registry(extras.get("publications"))
