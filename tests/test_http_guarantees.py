@@ -10,6 +10,8 @@ test; no mock of requests. Proven here:
   `x-ratelimit-reset`, on 403 and on 429, with a cap on the total wait; the
   registry honours them too, with its own cap;
 * no Authorization header after a redirect to another host;
+* a server that trickles bytes is given up on after connect + 2 x read;
+* what a server says (Location, Link, messages) reaches output escaped;
 * a fake `ghp_` token never shows in stdout, stderr, log records, exception
   text or reprs, on the error paths too (401, timeouts, refused connections,
   5xx, a server that echoes it, a URL that contains it).
@@ -444,3 +446,22 @@ def test_a_trickling_registry_is_one_warning_within_the_deadline(tmp_path, monke
     assert result.status == 0 and result.err.count("planlint: warning:") == 1, result
     assert "is unavailable: no complete answer within 1.5s" in result.err
     assert elapsed < 1.5 + 2.0
+
+
+# --------------------------------------------------------------------------- what a server says is escaped
+
+
+@pytest.mark.parametrize("location", ["http://ev\x1b]8;;x\x07il.example/x", "http://ev\x1bil\x85.example/x", "http://[unclosed/x", "ftp://127.0.0.1/x", "http://127.0.0.1:99999999/x"])
+def test_a_hostile_redirect_is_one_clean_line(location, github, registry, tmp_path, monkeypatch, planlint):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    github.redirect("GET", location)
+    result = planlint("comment", "--report", comment_env(tmp_path, monkeypatch, github.url))
+    registry.default = Reply(302, {"Location": location})
+    lint = planlint("--online", "--no-cache", "plans/", cwd=registry_project(tmp_path / "r", monkeypatch, registry.url, retries=0))
+    for output in (result, lint):
+        text = output.out + output.err
+        assert output.status in (0, 1) and "Traceback" not in text and "internal error" not in text, output
+        assert "\x1b" not in text and "\x07" not in text, text
+        assert all(not line.startswith("::") or line.startswith("::warning title=planlint comment::") for line in output.out.splitlines())
+    assert "planlint: warning: the pull request comment was not posted" in result.err
+    assert "planlint: warning: registry" in lint.err

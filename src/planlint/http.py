@@ -304,12 +304,14 @@ def request_with_retries(
     attempt = 0
     redirects = 0
 
+    from planlint.messages import sanitize  # a Location or Link header is the server's text
+
     def fail(message: str, **kwargs) -> HTTPError:
-        return HTTPError(scrub(prefix + message, secrets), **kwargs)
+        return HTTPError(sanitize(scrub(prefix + message, secrets)), **kwargs)
 
     def note(message: str) -> None:
         if log is not None:
-            log(scrub(f"planlint: {prefix}{message}", secrets))
+            log(sanitize(scrub(f"planlint: {prefix}{message}", secrets)))
 
     def tries() -> str:
         return f" (after {attempt} attempts)" if attempt > 1 else ""
@@ -318,7 +320,7 @@ def request_with_retries(
         base = min(policy.max_backoff, policy.backoff * (2 ** (attempt - 1)))
         return base * random.uniform(0.75, 1.0)
 
-    def wait_for_retry(delay: float, reason: str) -> str | None:
+    def wait_for_retry(delay: float, reason: str, asked: bool = False) -> str | None:
         """Sleep before the next attempt; None if it may go ahead, else why not."""
         nonlocal waited
         if attempt >= policy.attempts:
@@ -327,7 +329,9 @@ def request_with_retries(
         if delay > left:
             if not policy.clip_waits or left <= 0:
                 note(f"{reason}; waiting {delay:.0f}s more would pass the {policy.max_wait:g}s limit, giving up")
-                return f"the server asks to wait {delay:.0f}s, past the {policy.max_wait:g}s limit on waiting"
+                if asked:
+                    return f"the server asks to wait {delay:.0f}s, past the {policy.max_wait:g}s limit on waiting"
+                return f"another {delay:.1f}s of backoff would pass the {policy.max_wait:g}s limit on waiting"
             delay = left
         note(f"{reason}; retrying in {delay:.1f}s (attempt {attempt + 1} of {policy.attempts})")
         sleep(delay)
@@ -352,10 +356,14 @@ def request_with_retries(
             raise fail(f"{what}{failure.reason}{tries()}", ambiguous=ambiguous) from None
 
         if location is not None:
-            target = urljoin(url, location)
-            if urlsplit(target).scheme.lower() not in ("http", "https"):
+            try:
+                target = urljoin(url, location)
+                target_origin = origin(target)
+            except ValueError:  # e.g. an unclosed [ in the host
+                raise fail(f"{what}redirected to an invalid URL") from None
+            if target_origin[0] not in ("http", "https"):
                 raise fail(f"{what}redirected to a URL that is not http(s)")
-            if origin(target) != start_origin and foreign_redirects == "refuse":
+            if target_origin != start_origin and foreign_redirects == "refuse":
                 host = urlsplit(target).hostname or "?"
                 raise fail(f"{what}redirected to another host ({host}); not following it, so the credentials stay with {start_origin[1]}")
             redirects += 1
@@ -370,15 +378,16 @@ def request_with_retries(
         status = answer.status
         if rate_limited(answer):
             delay = server_wait(answer.headers)
+            asked = delay is not None
             if delay is None:
                 delay = 60.0 if status == 403 else backoff()  # GitHub: wait at least a minute
-            why = wait_for_retry(delay, f"{what}rate limited ({status})")
+            why = wait_for_retry(delay, f"{what}rate limited ({status})", asked or status == 403)
             if why is None:
                 continue
             raise fail(f"{what}rate limited ({status}){tries()}" + (f"; {why}" if why != "attempts" else ""), status=status)
         if status >= 500 and idempotent:
             delay = server_wait(answer.headers)
-            why = wait_for_retry(backoff() if delay is None else delay, f"{what}server error {status}")
+            why = wait_for_retry(backoff() if delay is None else delay, f"{what}server error {status}", delay is not None)
             if why is None:
                 continue
             raise fail(f"{what}server error {status}{tries()}" + (f"; {why}" if why != "attempts" else ""), status=status)
@@ -428,6 +437,8 @@ def _send(session, method, url, json, headers, auth, timeout, max_body) -> tuple
         )
     except requests.exceptions.RequestException as exc:
         raise _classify(exc, timeout) from None
+    except (ValueError, UnicodeError):  # requests parses a redirect's Location even when not following it
+        raise _Failure("invalid URL (in the request or in a redirect)") from None
     try:
         status = response.status_code
         location = response.headers.get("Location") if status in _REDIRECTS else None

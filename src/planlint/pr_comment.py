@@ -72,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _warn(message: str) -> None:
+    from planlint.messages import sanitize
+
+    message = sanitize(message)  # one line, whatever a server put into it
     print(f"planlint: warning: {message}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from planlint.formats.github import escape_data
