@@ -219,8 +219,7 @@ def test_5xx_that_persists_is_one_warning(registry, tmp_path, planlint):
     write(root / "plans" / "a.yaml", _plan("a"))
     result = planlint("--online", "plans/", cwd=root)
     assert result.status == 0
-    assert result.err_without_notes == f"planlint: warning: registry {registry.url} is unavailable: server error 502 (after 2 attempts); pins were not checked for publication (registry.on_error: warn)
-"
+    assert result.err_without_notes == f"planlint: warning: registry {registry.url} is unavailable: server error 502 (after 2 attempts); pins were not checked for publication (registry.on_error: warn)\n"
 
 
 def test_a_hang_past_the_timeout(registry, tmp_path, planlint):

@@ -55,7 +55,7 @@ def run_pipeline(content: bytes, name: str = "plan.yaml") -> None:
         for fmt, reporter in REPORTERS.items():
             out = reporter(report, color=False, quiet=False, statistics=True)
             assert isinstance(out, str)
-            check_output(fmt, out, len(report.findings))
+            check_output(fmt, out, len(report.findings) + len(report.notes))
         for finding in report.findings:
             assert finding.line >= 1 and finding.column >= 1, finding
             assert "\n" not in finding.message and "\x1b" not in finding.message, finding
@@ -70,7 +70,7 @@ def _raw_chars_ok(text: str, allow: str = "\n") -> bool:
     return all(ch in allow or (ch.isprintable() and unicodedata.category(ch) not in ("Cf", "Zl", "Zp")) for ch in text)
 
 
-def check_output(fmt: str, out: str, findings: int) -> None:
+def check_output(fmt: str, out: str, commands: int) -> None:
     """What each format promises whatever the plan says (see tests/test_output_forging.py)."""
     if fmt == "markdown":
         assert _raw_chars_ok(out, allow="\n\u200b"), fmt
@@ -80,7 +80,7 @@ def check_output(fmt: str, out: str, findings: int) -> None:
     if fmt == "text":
         assert not any(line.lstrip().startswith(("::", "##[")) for line in lines), out
     elif fmt == "github":
-        assert all(_GITHUB_LINE.match(line) for line in lines[:-1]) and len(lines) == findings + 1, out
+        assert all(_GITHUB_LINE.match(line) for line in lines[:-1]) and len(lines) == commands + 1, out  # + the summary line
     elif fmt in ("json", "sarif"):
         json.loads(out)
     elif fmt == "junit":
