@@ -43,6 +43,29 @@ def _resolve(value: str, ctx: PlanContext) -> Path | None:
     return None
 
 
+def _inside_the_checkout(path: Path, ctx: PlanContext) -> bool:
+    """Is `path`, links resolved, inside the working directory, the config's directory or the plan's repository?"""
+    import os
+
+    from planlint.formats.locations import _root_for
+
+    real = os.path.realpath(path)
+    roots = {os.path.realpath(os.getcwd())}
+    root = getattr(ctx.config, "root", None)
+    if root is not None:
+        roots.add(os.path.realpath(root))
+    plan_file = ctx.extras.get("file")
+    if plan_file is not None:
+        roots.add(os.path.realpath(_root_for(os.path.dirname(os.path.abspath(plan_file)))))
+    for base in roots:
+        try:
+            if os.path.commonpath([real, base]) == base:
+                return True
+        except ValueError:  # another drive
+            continue
+    return False
+
+
 def _local_paths(ctx: PlanContext) -> dict | None:
     paths = {split: ctx.get("splits", split, "path") for split in ("train", "eval")}
     if not all(isinstance(p, str) and p.strip() for p in paths.values()):
@@ -78,6 +101,16 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
     settings = getattr(ctx.config, "data", None) or {}
     notes = ctx.extras.setdefault("notes", [])
     resolved = {split: _resolve(value, ctx) for split, value in paths.items()}
+    outside = [split for split, found in resolved.items() if found is not None and not _inside_the_checkout(found, ctx)]
+    if outside:  # a pull request must not make planlint read (and quote) files elsewhere on the machine
+        for split in outside:
+            message = (f"splits.{split}.path {show(paths[split])} is outside the repository (or a link out of it): "
+                       "planlint reads split files only from the checkout")
+            if settings.get("require"):
+                problems.append(Problem(("splits", split, "path"), f"{message}, and data checks are required (--require-data)", code="PL006"))
+            else:
+                notes.append(f"{ctx.path}: {message}; data checks skipped")
+        return problems
     absent = [split for split, found in resolved.items() if found is None]
     if absent:
         if settings.get("require"):

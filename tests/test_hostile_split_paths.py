@@ -1,0 +1,69 @@
+"""A plan's split paths cannot make planlint read, and quote, files outside the checkout.
+
+The data checks (PL207-PL209) quote values from the split files. A pull
+request that points `splits.*.path` at an absolute path, at `../..`, or at a
+symlink that leads out of the repository would otherwise turn findings into
+a way to read files on the CI machine. Such paths are refused: a note (or,
+with --require-data, a PL006), never a read.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conftest import REFERENCE_PLAN, run_process, write
+
+SECRET = "ghp_" + "0utside" * 5
+ROW = '{"customer_id": "%s", "created_at": "%s", "prompt": "p"}\n'
+
+
+def _project(tmp_path, train_path: str):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    write(repo / "data" / "eval.jsonl", ROW % (SECRET, "2026-09-01"))
+    plan = REFERENCE_PLAN.read_text(encoding="utf-8")
+    plan = plan.replace("path: data/retail/train.jsonl", f"path: {train_path}").replace("path: data/retail/eval.jsonl", "path: data/eval.jsonl")
+    write(repo / "plans" / "a.yaml", plan)
+    return repo
+
+
+@pytest.fixture
+def outside(tmp_path):
+    return write(tmp_path / "elsewhere" / "train.jsonl", ROW % (SECRET, "2026-01-01"))
+
+
+@pytest.mark.parametrize("how", ["absolute", "dotdot", "symlink", "symlinked-dir"])
+def test_a_split_file_outside_the_checkout_is_never_read(how, tmp_path, outside):
+    if how == "absolute":
+        repo = _project(tmp_path, str(outside))
+    elif how == "dotdot":
+        repo = _project(tmp_path, "../elsewhere/train.jsonl")
+    elif how == "symlink":
+        repo = _project(tmp_path, "data/train.jsonl")
+        os.symlink(outside, repo / "data" / "train.jsonl")
+    else:
+        repo = _project(tmp_path, "linked/train.jsonl")
+        os.symlink(outside.parent, repo / "linked")
+    for args in ((), ("--require-data",)):
+        result = run_process("--format", "json", *args, "plans", cwd=repo)
+        assert SECRET not in result.out + result.err, result
+        assert "Traceback" not in result.err
+        codes = [f["code"] for f in result.json["findings"]]
+        if args:
+            assert result.status == 1 and codes == ["PL006"], result
+            assert "is outside the repository (or a link out of it)" in result.json["findings"][0]["message"]
+        else:
+            assert result.status == 0 and codes == [], result
+            result = run_process("plans", cwd=repo)  # notes are shown with the text format
+            assert "is outside the repository (or a link out of it): planlint reads split files only from the checkout; data checks skipped" in result.err
+
+
+def test_a_split_file_inside_the_checkout_is_still_read(tmp_path):
+    repo = _project(tmp_path, "data/train.jsonl")
+    write(repo / "data" / "real-train.jsonl", ROW % (SECRET, "2026-01-01"))
+    os.symlink("real-train.jsonl", repo / "data" / "train.jsonl")  # a link that stays inside is fine
+    result = run_process("--format", "json", "plans", cwd=repo)
+    group = [f for f in result.json["findings"] if f["code"] == "PL207"]
+    assert len(group) == 1 and SECRET in group[0]["message"], result  # read, and the shared value quoted
