@@ -70,6 +70,49 @@ def default_directory(config: Config) -> Path:
     return Path(config.root) / ".planlint_cache"
 
 
+def checked_directory(config: Config) -> tuple[Path | None, str | None]:
+    """The cache directory the project asks for (`cache_dir:` or the default), if it is safe to write.
+
+    The project's files come from pull requests: a `.planlint_cache` (or
+    `cache_dir:`) that leads out of the project, or that holds a symbolic
+    link where planlint writes (its top two levels: results/, registry/,
+    split-data/, the marker files), would make planlint write elsewhere.
+    Such a directory is not used: (None, why). `--cache-dir` on the command
+    line is the caller's choice and is not checked.
+    """
+    from planlint.messages import show
+
+    directory = Path(config.cache_dir) if config.cache_dir else default_directory(config)
+    root = os.path.realpath(config.root)
+    real = os.path.realpath(directory)
+    try:
+        inside = os.path.commonpath([real, root]) == root
+    except ValueError:
+        inside = False
+    if not inside:
+        return None, f"the cache directory {show(str(directory), 120)} is outside the project (or a link out of it)"
+    if directory.is_symlink():
+        return None, f"the cache directory {show(str(directory), 120)} is a symbolic link"
+    try:
+        first = list(os.scandir(directory))
+    except FileNotFoundError:
+        return directory, None
+    except OSError as exc:
+        return None, f"the cache directory {show(str(directory), 120)} cannot be read ({exc.strerror or type(exc).__name__})"
+    for entry in first:
+        entries = [entry]
+        if entry.is_dir(follow_symlinks=False):
+            try:
+                entries += list(os.scandir(entry.path))
+            except OSError:
+                continue
+        for item in entries:
+            if item.is_symlink():
+                name = os.path.relpath(item.path, directory)
+                return None, f"the cache directory {show(str(directory), 120)} holds a symbolic link ({show(name, 120)})"
+    return directory, None
+
+
 def _package_fingerprint() -> str:
     """Name, size and mtime of planlint's own files: an edited or reinstalled planlint misses."""
     root = Path(__file__).resolve().parent

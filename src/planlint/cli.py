@@ -150,6 +150,15 @@ def _lint(argv: list[str]) -> int:
             raise _Exit(2, str(exc)) from None
     if args.require_data:
         config.data = {**config.data, "require": True}
+    if not args.no_cache and args.cache_dir is None:
+        from planlint.cache import checked_directory
+
+        directory, why = checked_directory(config)
+        if directory is None:  # the repository put a link where the cache goes: write nothing there
+            print(f"planlint: note: {why}; this run caches nothing", file=sys.stderr)
+            args.no_cache = True
+        else:
+            args.cache_dir = str(directory)
     extras, publications = _services(args, config, paths)
     if not args.no_cache:
         extras["cache_dir"] = args.cache_dir or config.cache_dir or str(config.root / ".planlint_cache")

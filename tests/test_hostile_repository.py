@@ -1,10 +1,15 @@
-"""A plan's split paths cannot make planlint read, and quote, files outside the checkout.
+"""What a pull request puts in the repository besides plan text cannot reach outside the checkout.
 
-The data checks (PL207-PL209) quote values from the split files. A pull
+Split paths: the data checks (PL207-PL209) quote values from the split files. A pull
 request that points `splits.*.path` at an absolute path, at `../..`, or at a
 symlink that leads out of the repository would otherwise turn findings into
 a way to read files on the CI machine. Such paths are refused: a note (or,
 with --require-data, a PL006), never a read.
+
+The cache directory: `.planlint_cache` (or `cache_dir:` in the config) is in
+the project, so a pull request can commit it as a symbolic link, or put
+links inside it, to make planlint write elsewhere. Such a directory is not
+used (a note; the run lints uncached) and nothing is written outside.
 """
 
 from __future__ import annotations
@@ -67,3 +72,44 @@ def test_a_split_file_inside_the_checkout_is_still_read(tmp_path):
     result = run_process("--format", "json", "plans", cwd=repo)
     group = [f for f in result.json["findings"] if f["code"] == "PL207"]
     assert len(group) == 1 and SECRET in group[0]["message"], result  # read, and the shared value quoted
+
+
+def _cached_project(tmp_path):
+    repo = tmp_path / "repo"
+    write(repo / "plans" / "a.yaml", REFERENCE_PLAN.read_text(encoding="utf-8"))
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    return repo, victim
+
+
+@pytest.mark.parametrize("how", ["dir-link", "results-link", "registry-link", "marker-link", "config-elsewhere", "config-dotdot"])
+def test_a_planted_cache_directory_makes_planlint_write_nothing_outside(how, tmp_path):
+    repo, victim = _cached_project(tmp_path)
+    cache = repo / ".planlint_cache"
+    if how == "dir-link":
+        os.symlink(victim, cache)
+    elif how in ("results-link", "registry-link"):
+        cache.mkdir()
+        os.symlink(victim, cache / how.split("-")[0])
+    elif how == "marker-link":
+        cache.mkdir()
+        os.symlink(victim / "planted", cache / ".gitignore")
+    elif how == "config-elsewhere":
+        write(repo / ".planlint.yaml", f"cache_dir: {victim}\n")
+    else:
+        write(repo / ".planlint.yaml", "cache_dir: ../victim\n")
+    for _ in range(2):
+        result = run_process("plans", cwd=repo)
+        assert result.status == 0 and "Traceback" not in result.err, result
+        assert "this run caches nothing" in result.err, result.err
+    assert sorted(p.name for p in victim.iterdir()) == []  # nothing written there
+
+
+def test_the_default_cache_directory_is_still_used(tmp_path):
+    repo, _ = _cached_project(tmp_path)
+    result = run_process("plans", cwd=repo)
+    assert result.status == 0 and "caches nothing" not in result.err
+    assert (repo / ".planlint_cache" / "results").is_dir()
+    write(repo / ".planlint.yaml", "cache_dir: build/cache\n")  # elsewhere inside the project: fine
+    assert "caches nothing" not in run_process("plans", cwd=repo).err
+    assert (repo / "build" / "cache" / "results").is_dir()
