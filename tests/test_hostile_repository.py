@@ -113,3 +113,27 @@ def test_the_default_cache_directory_is_still_used(tmp_path):
     write(repo / ".planlint.yaml", "cache_dir: build/cache\n")  # elsewhere inside the project: fine
     assert "caches nothing" not in run_process("plans", cwd=repo).err
     assert (repo / "build" / "cache" / "results").is_dir()
+
+
+@pytest.mark.parametrize("how", ["absolute", "dotdot", "symlink"])
+def test_a_catalog_outside_the_repository_is_refused_unread(how, tmp_path):
+    repo, victim = _cached_project(tmp_path)
+    secret = write(victim / "secrets.yaml", f"{SECRET}: {{releases: [x]}}\n")
+    if how == "absolute":
+        write(repo / ".planlint.yaml", f"catalog: {secret}\n")
+    elif how == "dotdot":
+        write(repo / ".planlint.yaml", "catalog: ../victim/secrets.yaml\n")
+    else:
+        os.symlink(secret, repo / "catalog.yaml")
+        write(repo / ".planlint.yaml", "catalog: catalog.yaml\n")
+    result = run_process("plans", cwd=repo)
+    assert result.status == 2 and "catalog: must be a file inside the repository" in result.err, result
+    assert SECRET not in result.out + result.err
+
+
+def test_a_config_error_is_one_line_whatever_the_config_holds(tmp_path):
+    repo, _ = _cached_project(tmp_path)
+    write(repo / ".planlint.yaml", 'max_spend_limit: {"X\\n::error file=x::forged\\u202e": 5}\n')
+    result = run_process("plans", cwd=repo)
+    assert result.status == 2 and result.err.count("\n") == 1 and result.err.startswith("planlint: error: "), result
+    assert "\u202e" not in result.err

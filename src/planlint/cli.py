@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     except _Exit as exc:
         if exc.message:
-            print(f"planlint: error: {exc.message}", file=sys.stderr)
+            from planlint.messages import sanitize
+
+            print(f"planlint: error: {sanitize(exc.message)}", file=sys.stderr)  # one line, whatever a config held
         return exc.status
     except KeyboardInterrupt:
         print("planlint: interrupted", file=sys.stderr)

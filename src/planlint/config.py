@@ -181,6 +181,20 @@ def _read(path: Path) -> dict:
     return loaded.data
 
 
+def _inside_repository(target: str, root: Path) -> bool:
+    """Is `target` (links resolved) inside `root` or the git repository that holds it?"""
+    from planlint.formats.locations import _root_for
+
+    real = os.path.realpath(target)
+    for base in {os.path.realpath(root), os.path.realpath(_root_for(os.path.abspath(root)))}:
+        try:
+            if os.path.commonpath([real, base]) == base:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 def _fail(path: Path, key: str, problem: str) -> ConfigError:
     return ConfigError(f"{path}: {key}: {problem}")
 
@@ -247,6 +261,8 @@ def _build(raw: dict, path: Path) -> Config:
         if not isinstance(raw["catalog"], str):
             raise _fail(path, "catalog", "expected a file path")
         config.catalog = str((config.root / raw["catalog"]))
+        if not _inside_repository(config.catalog, config.root):
+            raise _fail(path, "catalog", "must be a file inside the repository (a config comes with the code, so it names no file elsewhere on the machine)")
     if "registry" in raw:
         from planlint.registry import parse_settings
 
