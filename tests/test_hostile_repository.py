@@ -137,3 +137,33 @@ def test_a_config_error_is_one_line_whatever_the_config_holds(tmp_path):
     result = run_process("plans", cwd=repo)
     assert result.status == 2 and result.err.count("\n") == 1 and result.err.startswith("planlint: error: "), result
     assert "\u202e" not in result.err
+
+
+@pytest.mark.parametrize("require", [False, True])
+def test_a_gzip_bomb_split_file_stops_at_the_data_time_budget(require, tmp_path):
+    """256 KiB of gzip that holds 256 MiB of empty lines: data.time_budget ends the data checks."""
+    import gzip
+    import time
+
+    repo = _project(tmp_path, "data/train.jsonl.gz")
+    with gzip.open(repo / "data" / "train.jsonl.gz", "wb", compresslevel=9) as fh:
+        for _ in range(256):
+            fh.write(b"\n" * (1 << 20))
+    assert (repo / "data" / "train.jsonl.gz").stat().st_size < 512 * 1024
+    write(repo / ".planlint.yaml", "data: {time_budget: 0.5}\n")
+    start = time.monotonic()
+    result = run_process("--no-cache", *(["--require-data"] if require else []), "plans", cwd=repo)
+    assert time.monotonic() - start < 0.5 + 5, result
+    stopped = "the data checks stopped after 0.5s (limit data.time_budget)"
+    if require:
+        assert result.status == 1 and "PL006" in result.out and stopped in result.out, result
+    else:
+        assert result.status == 0 and stopped in result.err and "data-aware checks skipped" in result.err, result
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", ".inf", ".nan", "true", "soon"])
+def test_data_time_budget_must_be_a_positive_number(bad, tmp_path):
+    repo = _project(tmp_path, "data/train.jsonl")
+    write(repo / ".planlint.yaml", f"data: {{time_budget: {bad}}}\n")
+    result = run_process("plans", cwd=repo)
+    assert result.status == 2 and "data.time_budget: expected a positive number of seconds" in result.err, result

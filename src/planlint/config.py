@@ -273,8 +273,13 @@ def _build(raw: dict, path: Path) -> Config:
         config.registry = dict(raw["registry"])
     if "data" in raw:
         data = raw["data"]
-        if not isinstance(data, dict) or set(data) - {"input_fields", "require"}:
-            raise _fail(path, "data", "expected a mapping with input_fields (a list of field names) and/or require (true/false)")
+        if not isinstance(data, dict) or set(data) - {"input_fields", "require", "time_budget"}:
+            raise _fail(path, "data", "expected a mapping with input_fields (a list of field names), require (true/false) and/or time_budget (seconds)")
+        if "time_budget" in data:
+            budget = data["time_budget"]
+            if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget < float("inf"):
+                raise _fail(path, "data.time_budget", "expected a positive number of seconds")
+            data = {**data, "time_budget": float(budget)}
         if "input_fields" in data:
             data = {**data, "input_fields": _str_list(path, "data.input_fields", data["input_fields"])}
         if "require" in data and not isinstance(data["require"], bool):

@@ -134,11 +134,15 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
         cutoff=text(boundary.get("cutoff")) if text(boundary.get("time_key")) else None,
         input_fields=settings.get("input_fields"),
         cache_dir=Path(cache_dir) if cache_dir else None,
+        **({"time_budget": settings["time_budget"]} if "time_budget" in settings else {}),
     )
     for issue in issues:
         problems.append(Problem(("splits", issue.split, "path"), issue.message, code=issue.code))
     for note in data_notes:
         where = f"splits.{note.split}.path" if note.split else "splits"
+        if note.over_budget and settings.get("require"):
+            problems.append(Problem(("splits", "train", "path"), f"{note.message}, and data checks are required (--require-data)", code="PL006"))
+            continue
         notes.append(f"{ctx.path}: {where}: {note.message}")
     return problems
 

@@ -24,20 +24,26 @@ import gc
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from planlint.split_data import _scan
+from planlint.split_data import _formats, _scan
 from planlint.split_data._formats import (
     Fields,
     FileReport,
     MissingExtra,
+    OverBudget,
     Sample,
     UnsupportedFormat,
     detect_format,
     row_hint,
 )
 from planlint.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
+
+#: Seconds the data checks of one plan may take (`data.time_budget`): about
+#: 20 million rows here; a gzip bomb or a file of empty lines stops there.
+DEFAULT_TIME_BUDGET = 60.0
 
 __all__ = ["DataIssue", "DataNote", "check_split_data", "CACHE_VERSION"]
 
@@ -65,6 +71,7 @@ class DataNote:
 
     split: str | None
     message: str
+    over_budget: bool = False  # the checks stopped at data.time_budget
 
 
 def check_split_data(
@@ -76,6 +83,7 @@ def check_split_data(
     cutoff: str | None,
     input_fields: list[str] | None,
     cache_dir: Path | None,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
 ) -> tuple[list[DataIssue], list[DataNote]]:
     """Check two existing split files against each other.
 
@@ -131,12 +139,18 @@ def check_split_data(
         if cached is not None:
             return cached
 
+    _formats.DEADLINE = None if time_budget is None else time.monotonic() + time_budget
     try:
         issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs)
+    except OverBudget:
+        message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget): the split files hold more than can be checked in that time"
+        return [], [DataNote(None, message + "; data-aware checks skipped", over_budget=True)]
     except MissingExtra:
         return [], [DataNote(None, "reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
     except _ReadError as error:
         return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped")]
+    finally:
+        _formats.DEADLINE = None
     if cache_file is not None:
         _cache_write(cache_file, issues, notes)
     return issues, notes
@@ -198,7 +212,7 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs):
         side = big
         result = _scan.read_big(_scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut), index)
         big.report = result.report
-    except MissingExtra:
+    except (MissingExtra, OverBudget):
         raise
     except Exception as error:  # OSError, gzip/zlib errors, EOFError, pyarrow errors, ...
         raise _ReadError(side.split, side.path, _os_error(error)) from None

@@ -23,6 +23,7 @@ import gzip
 import io
 import json
 import json.scanner
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
@@ -42,6 +43,19 @@ BATCH_ROWS = 65536
 PARQUET_BATCH_ROWS = 8192
 #: How many row numbers (and values) of each kind are kept for messages.
 SAMPLE = 5
+
+#: When the data checks under way must stop (a time.monotonic() value), or
+#: None. Set by check_split_data for each plan; forked workers inherit it.
+DEADLINE: Optional[float] = None
+
+
+class OverBudget(Exception):
+    """The data checks ran past data.time_budget (a 1 MiB gzip file can hold 1 GiB of lines)."""
+
+
+def check_deadline() -> None:
+    if DEADLINE is not None and time.monotonic() > DEADLINE:
+        raise OverBudget()
 
 Batch = Tuple[List[int], List[Any], List[Any], List[Any]]
 
@@ -261,6 +275,7 @@ def _jsonl_ranges(path: Path, unit_bytes: int) -> Iterator[tuple]:
                 return
             handle.seek(end)
             while True:
+                check_deadline()
                 piece = handle.read(1 << 16)
                 if not piece:
                     end = size
@@ -315,6 +330,7 @@ def _csv_pieces(handle, head: bytes, data_start: int, unit_bytes: int, keep: boo
         block = head[data_start:]
         while True:
             if not block:
+                check_deadline()
                 block = handle.read(1 << 20)
                 if not block:
                     if pending_len:
@@ -405,6 +421,7 @@ def _line_blocks(handle, read: Callable[[int], bytes] | None = None, strip_bom: 
         skipping = False
         first = strip_bom
         while True:
+            check_deadline()
             block = read(CHUNK_BYTES)
             if first:
                 first = False
@@ -584,6 +601,8 @@ def _csv_records(reader, layout: CsvLayout, fields: Fields, report: FileReport) 
             try:
                 for record in reader:
                     rowno += 1
+                    if not rowno & 4095:
+                        check_deadline()
                     if not record:
                         continue  # blank line
                     if len(record) < width:
@@ -667,6 +686,7 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator
                 yield rows, (none if want_group else []), (none if want_time else []), none
             return
         for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted, use_threads=False):
+            check_deadline()
             count = batch.num_rows
             columns = {name: batch.column(batch.schema.get_field_index(name)).to_pylist() for name in wanted}
             none = [None] * count
