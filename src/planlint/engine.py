@@ -212,8 +212,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
     raw: list[tuple[str, Problem]] = []
     for problem in loaded.problems:  # PL002
         if config.enabled(problem.code):
-            findings_span = problem.span
-            result.findings.append(make_finding(problem.code, display, findings_span, problem.message, problem.route, config))
+            result.findings.append(make_finding(problem.code, display, problem.span, problem.message, problem.route, config))
     if config.enabled("PL003"):
         from planlint.schema import schema_problems
 
