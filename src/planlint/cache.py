@@ -291,22 +291,12 @@ class ResultCache:
             payload = json.dumps({"format": FORMAT, "run": self.key, "entries": entries}, ensure_ascii=False, separators=(",", ":"))
         except (TypeError, ValueError):
             return None
-        import tempfile
+        from planlint.atomic import write_atomically
 
+        final = os.path.join(self.directory, f"s-{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json")
         try:
             self._ensure_directory()
-            fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(payload)
-                final = os.path.join(self.directory, f"s-{time.time_ns()}-{os.getpid()}-{os.path.basename(temporary)[len('.tmp-'):]}")
-                os.replace(temporary, final)
-            except BaseException:
-                try:
-                    os.unlink(temporary)
-                except OSError:
-                    pass
-                raise
+            write_atomically(final, payload)
         except OSError:
             self.writable = False  # read-only checkout, full disk: lint on, uncached
             return None

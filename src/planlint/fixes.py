@@ -29,11 +29,11 @@ import difflib
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from planlint.atomic import write_atomically
 from planlint.currencies import ISO_4217
 from planlint.loader import YamlFloat, YamlInt, _number, _resolve_plain, decode, load_text, scalar_text
 from planlint.messages import sanitize, show
@@ -479,19 +479,7 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
 
 def _write_atomically(path: Path, data: bytes) -> None:
     target = Path(os.path.realpath(path))  # write through a symlink, keep the link
-    mode = stat.S_IMODE(target.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".planlint-fix")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomically(target, data, mode=stat.S_IMODE(target.stat().st_mode), prefix=f".{target.name}.", suffix=".planlint-fix")
 
 
 def _lines(text: str) -> list[str]:

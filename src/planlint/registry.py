@@ -22,13 +22,14 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 from urllib.parse import quote, urlsplit
+
+from planlint.atomic import write_atomically
 
 DEFAULT_TTL = 24 * 3600.0
 NOT_FOUND_TTL = 3600.0  # "not published yet" changes when a release is cut
@@ -149,17 +150,7 @@ class Cache:
         target = self._file(url)
         try:
             self._prepare(target.parent)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump({"url": url, "status": status, "data": data, "stored": time.time()}, fh)
-                os.replace(tmp, target)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_atomically(target, json.dumps({"url": url, "status": status, "data": data, "stored": time.time()}))
         except OSError as exc:
             self.broken = f"cannot write the cache in {self.directory} ({exc.strerror or type(exc).__name__}); answers were not saved"
 

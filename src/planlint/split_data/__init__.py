@@ -426,20 +426,10 @@ def _cache_write(path: Path, issues: list[DataIssue], notes: list[DataNote]) -> 
         "issues": [[issue.code, issue.split, issue.message] for issue in issues],
         "notes": [[note.split, note.message] for note in notes],
     }
-    import tempfile
+    from planlint.atomic import write_atomically
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=".tmp-", suffix=".json", delete=False)
-        try:
-            with handle:
-                json.dump(data, handle, ensure_ascii=False)
-            os.replace(handle.name, path)
-        except BaseException:
-            try:
-                os.unlink(handle.name)
-            except OSError:
-                pass
-            raise
+        write_atomically(path, json.dumps(data, ensure_ascii=False))
     except OSError:
         pass  # a cache that cannot be written is only a slower next run
