@@ -12,6 +12,8 @@ import math
 import unicodedata
 from typing import Any, Callable
 
+from planlint.messages import sanitize
+
 #: The input fields tried, in order, when the plan does not configure
 #: `data.input_fields`: the first one present (and not null) in a row is used.
 DEFAULT_INPUT_FIELDS = ("prompt", "input", "question", "messages")
@@ -197,18 +199,6 @@ def normalize_value(value: Any, field: str | None = None) -> str:
 # --------------------------------------------------------------------------
 # showing values in messages
 
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
-
-
-def _escape_char(char: str) -> str:
-    if char in _ESCAPES:
-        return _ESCAPES[char]
-    if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-        code = ord(char)
-        return f"\\x{code:02x}" if code < 0x100 else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return char
-
-
 def show_value(value: Any, limit: int = SHOW_CHARS) -> str:
     """A value for a message: at most `limit` characters of its text (then an
     ellipsis), control and format characters escaped, in single quotes."""
@@ -222,5 +212,5 @@ def show_value(value: Any, limit: int = SHOW_CHARS) -> str:
     cut = len(text) > limit
     text = text[:limit]
     if not (text.isascii() and text.isprintable() and "\\" not in text and "'" not in text):
-        text = "".join(_escape_char(char) for char in text)
+        text = sanitize(text.replace("\\", "\\\\").replace("'", "\\'"))
     return "'" + text + ("…'" if cut else "'")
