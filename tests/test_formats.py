@@ -207,22 +207,29 @@ def test_sarif_for_a_deleted_plan(sarif_validator, tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- junit
 
 
-def test_junit_one_testcase_per_plan(planlint, tmp_path):
+def test_junit_testsuite_per_plan_testcase_per_finding(planlint, tmp_path):
     warned_only = REFERENCE.replace("name: ", "name: w-", 1).replace("frozen: true", "frozen: false")
     two_errors = FLOATING.replace("name: ", "name: e-", 1).replace("max_spend: 250", 'max_spend: "$250"')
     repo = plan_repo(tmp_path, {"clean.yaml": REFERENCE, "errors.yaml": two_errors, "warned.yaml": warned_only})
     result = planlint("--format", "junit", "plans/", cwd=repo)
     assert result.status == 1
     root = ET.fromstring(result.out)
-    assert root.tag == "testsuites" and root.get("tests") == "3" and root.get("failures") == "1"
-    cases = {case.get("name"): case for case in root.iter("testcase")}
-    assert set(cases) == {"plans/clean.yaml", "plans/errors.yaml", "plans/warned.yaml"}
-    assert list(cases["plans/clean.yaml"]) == []
-    failures = cases["plans/errors.yaml"].findall("failure")
-    assert sorted(f.get("type") for f in failures) == ["PL102", "PL502"]
-    assert failures[0].text.startswith("plans/errors.yaml:")
-    assert cases["plans/warned.yaml"].find("failure") is None
-    assert "PL205" in cases["plans/warned.yaml"].find("system-out").text
+    assert root.tag == "testsuites" and root.get("tests") == "4" and root.get("failures") == "2"
+    suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
+    assert list(suites) == ["plans/clean.yaml", "plans/errors.yaml", "plans/warned.yaml"]
+    clean = suites["plans/clean.yaml"].findall("testcase")
+    assert [(c.get("name"), list(c)) for c in clean] == [("plans/clean.yaml", [])]  # one passing testcase
+    errors = suites["plans/errors.yaml"]
+    assert (errors.get("tests"), errors.get("failures")) == ("2", "2")
+    cases = errors.findall("testcase")
+    assert [c.get("name") for c in cases] == ["PL102 dataset-release-floating at 21:12", "PL502 max-spend-invalid at 61:14"]
+    for case in cases:
+        assert len(case.findall("failure")) == 1 and case.get("classname") == "plans/errors.yaml"
+    assert cases[0].find("failure").text.startswith("plans/errors.yaml:21:12: error PL102")
+    warned = suites["plans/warned.yaml"]
+    assert (warned.get("tests"), warned.get("failures")) == ("1", "0")
+    (case,) = warned.findall("testcase")
+    assert case.find("failure") is None and "PL205" in case.find("system-out").text
 
 
 def test_junit_stays_valid_xml_with_control_characters_and_deleted_plans():
@@ -230,7 +237,7 @@ def test_junit_stays_valid_xml_with_control_characters_and_deleted_plans():
 
     report = Report(files=1, paths=["plans/a.yaml"], findings=[finding(message="bad \x00\x1b[31m <&> ]]>"), finding(path="plans/gone.yaml")])
     root = ET.fromstring(format_junit(report))
-    assert [c.get("name") for c in root.iter("testcase")] == ["plans/a.yaml", "plans/gone.yaml"]
+    assert [s.get("name") for s in root.iter("testsuite")] == ["plans/a.yaml", "plans/gone.yaml"]
     assert "<&> ]]>" in root.find(".//failure").get("message")
 
 
