@@ -195,6 +195,14 @@ def test_schema_command_prints_the_schema(planlint):
     assert json.loads(result.out) == json.loads((ROOT / "schemas" / "plan.schema.json").read_text())
 
 
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(flag, tmp_path):
+    from planlint import __version__
+
+    result = run_process(flag, cwd=tmp_path)  # a directory without plans: the flag alone decides
+    assert (result.status, result.out, result.err) == (0, f"planlint {__version__}\n", "")
+
+
 def test_python_dash_m_and_console_script(tmp_path):
     write(tmp_path / "plans" / "a.yaml", plan())
     assert run_process(cwd=tmp_path).status == 0

@@ -31,6 +31,7 @@ def _lint_parser() -> argparse.ArgumentParser:
         " | planlint comment --report REPORT.json",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to lint (default: plans/)")
+    parser.add_argument("-V", "--version", action="version", version=_version_text(), help="print planlint's version and exit")
     parser.add_argument("--format", choices=FORMATS, help="output format (default: text; github under GitHub Actions)")
     parser.add_argument(
         "--output", metavar="[FORMAT=]FILE", action="append", default=[],
@@ -64,6 +65,12 @@ def _lint_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached lint results, data-check results or registry answers")
     parser.add_argument("--require-data", action="store_true", help="a split path that does not exist locally is an error (default: data checks are skipped with a note)")
     return parser
+
+
+def _version_text() -> str:
+    from planlint import __version__
+
+    return f"planlint {__version__}"
 
 
 def _jobs(value: str) -> int:
