@@ -372,6 +372,8 @@ def test_every_format_copes_with_a_deleted_plan(planlint, tmp_path, sarif_valida
     sarif = json.loads((repo / "r.sarif").read_text(encoding="utf-8"))
     sarif_validator.validate(sarif)
     assert sarif["runs"][0]["results"][0]["ruleId"] == "PL704"
-    assert [c.get("name") for c in ET.parse(repo / "r.xml").getroot().iter("testcase")] == ["plans/a.yaml"]
+    junit = ET.parse(repo / "r.xml").getroot()
+    assert [s.get("name") for s in junit.iter("testsuite")] == ["plans/a.yaml"]
+    assert [c.get("name") for c in junit.iter("testcase")] == ["PL704 active-plan-removed at 1:1"]
     assert "| plans/a.yaml:1 | PL704 active-plan-removed |" in (repo / "r.md").read_text(encoding="utf-8")
     assert json.loads((repo / "r.json").read_text(encoding="utf-8"))["findings"][0]["code"] == "PL704"
