@@ -1,7 +1,7 @@
 """Run a composite action's steps the way the GitHub Actions runner does, on this machine.
 
 Reads `action.yml`; resolves inputs (defaults included) and `${{ }}` expressions
-from the `inputs`, `github` and `steps` contexts; runs every `run:` step with
+from the `inputs`, `github`, `runner` and `steps` contexts; runs every `run:` step with
 `bash --noprofile --norc -eo pipefail` (the runner's `shell: bash`) in the
 workspace, with the step's `env:` and the runner's variables (GITHUB_OUTPUT
 per step, GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH, RUNNER_TEMP, ...); collects
@@ -126,7 +126,8 @@ def run_action(
         "sha": "0" * 40,
     }
     github_ctx.update(github or {})
-    contexts: dict[str, Any] = {"github": github_ctx, "steps": {}, "inputs": {}}
+    runner_ctx = {"temp": str(runner_temp), "os": "Linux"}
+    contexts: dict[str, Any] = {"github": github_ctx, "runner": runner_ctx, "steps": {}, "inputs": {}}
     for name, spec in action.get("inputs", {}).items():
         contexts["inputs"][name] = given[name] if name in given else substitute(spec.get("default", ""), contexts)
 

@@ -258,3 +258,82 @@ def test_a_failing_comment_leaves_the_lint_result(runner, tmp_path):
     assert step.status == 0 and "::warning title=planlint comment::" in step.stdout and "401" in step.stdout
     assert result.status == 1 and result.step("Apply fail-on").status == 1
     assert TOKEN not in result.stdout + result.stderr
+
+
+# --------------------------------------------------------------------------- a hostile checkout
+
+SHADOWS = {
+    # Each would run if an interpreter of the action imported from the workspace: it leaves a mark and,
+    # where it can, lies about the result as the attack did (0 errors).
+    "planlint/__init__.py": "{mark}\n__version__ = '0'\n",
+    "planlint/__main__.py": "{mark}\nimport os\nopen(os.environ.get('GITHUB_OUTPUT', os.devnull), 'a').write('errors=0\\nwarnings=0\\n')\n",
+    "planlint/github_event.py": "{mark}\nprint('')\n",
+    "json.py": "{mark}\nraise SystemExit(0)\n",
+    "venv/__init__.py": "{mark}\n",
+    "venv/__main__.py": "{mark}\n",
+    "pip/__init__.py": "{mark}\n",
+    "pip/__main__.py": "{mark}\n",
+    "ruamel/__init__.py": "{mark}\n",
+    "argparse.py": "{mark}\n",
+    "sitecustomize.py": "{mark}\n",
+    "usercustomize.py": "{mark}\n",
+}
+
+
+def plant_shadows(repo: Path, marks: Path) -> None:
+    for rel, body in SHADOWS.items():
+        mark = f"open({str(marks / rel.replace('/', '_'))!r}, 'w').write('ran')"
+        write(repo / rel, body.format(mark=mark))
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_modules_in_the_checkout_never_run_inside_the_action(tmp_path):
+    """Issue 10, hole 1: a pull request that adds `planlint/`, `json.py`, `venv/`, `pip/` (...) at the repository
+    root must not get them imported by any interpreter the action starts: not while installing, not while linting,
+    not in the step that holds the token. The counts are the true ones."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    repo, base, _ = workspace(tmp_path, {"retail.yaml": REFERENCE})
+    plant_shadows(repo, marks)
+    write(repo / "plans" / "retail.yaml", LOOSENED)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a pull request with shadow modules")
+    head = git(repo, "rev-parse", "HEAD")
+
+    # The shadows are live: an interpreter started in the workspace the old way imports them.
+    probe = subprocess.run([sys.executable, "-c", "import json"], cwd=repo, capture_output=True, timeout=60)
+    assert probe.returncode == 0 and (marks / "json.py").exists()
+    (marks / "json.py").unlink()
+
+    # A fresh runner: the install step runs too, in this workspace's presence.
+    base_dir = tmp_path / "runner"
+    fresh = {"action": copy_project(ROOT, base_dir / "_actions" / "planlint" / "planlint" / "main"),
+             "temp": base_dir / "temp", "python": python_on_path(base_dir / "hostedtoolcache" / "bin")}
+    fresh["temp"].mkdir()
+    with FakeGitHub(TOKEN) as github:
+        result = run(fresh, repo, pull_request_event(base, head), event_name="pull_request",
+                     env={"GITHUB_API_URL": github.url}, comment="true")
+        assert sorted(p.name for p in marks.iterdir()) == [], result.stdout + result.stderr
+        assert result.step("Install planlint").status == 0, result.step("Install planlint").stderr
+        lint = result.step("Lint plans").stdout
+        annotations = sorted(re.findall(r"^::error file=plans/retail\.yaml,line=21,.*?title=(PL\d+)", lint, re.M))
+        assert annotations == ["PL102", "PL702"], lint  # the release loosened, without a new baseline
+        assert result.outputs["errors"] == "2" and result.outputs["warnings"] == "0"
+        assert result.status == 1 and result.step("Apply fail-on").status == 1
+        assert f"diff mode against {base}" in result.step("Lint plans").stdout
+        assert len(github.comments) == 1 and "PL102" in github.comments[0]["body"]
+    assert TOKEN not in result.stdout + result.stderr
+
+
+def test_every_interpreter_the_action_starts_is_isolated():
+    """The static half of the check above: each python command line in action.yml carries -I."""
+    action = load_action(ROOT / "action.yml")
+    commands = [line for step in action["runs"]["steps"] if "run" in step for line in step["run"].splitlines()
+                if re.search(r"python3?\"? ", line)]
+    assert commands
+    for line in commands:
+        for call in re.findall(r"python3?\"? (-\S+)?", line):
+            assert call == "-I", line
+    scripts = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
+    assert not re.search(r'^\s*"\$\w+/planlint"', scripts, re.M)  # no console script: python -I -m planlint

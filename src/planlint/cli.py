@@ -44,6 +44,10 @@ def _lint_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-summary", action="store_true", help="write no Markdown summary, not even under GitHub Actions")
     parser.add_argument(
+        "--github-output", metavar="FILE",
+        help="append the report's counts as `errors=N` and `warnings=N` lines to FILE (the action passes $GITHUB_OUTPUT)",
+    )
+    parser.add_argument(
         "--skip-non-plans", action="store_true",
         help="treat named files like discovered ones: skip files that are not plans instead of reporting PL004 (for pre-commit)",
     )
@@ -211,6 +215,8 @@ def _lint(argv: list[str]) -> int:
     for extra_fmt, file in extra_outputs:
         _write(file, REPORTERS[extra_fmt](report, color=False, **options))
     _write_summary(args, report)
+    if args.github_output:
+        _append(args.github_output, f"errors={report.errors}\nwarnings={report.warnings}\n")
     text = REPORTERS[fmt](report, color=color, **options)
     _write(output, text)
     if stale:
@@ -319,6 +325,14 @@ def _write_summary(args: argparse.Namespace, report) -> None:
             fh.write(render(report))
     except OSError as exc:  # the job summary is a courtesy: never lose the lint result over it
         print(f"planlint: warning: cannot append to $GITHUB_STEP_SUMMARY: {exc.strerror or exc}", file=sys.stderr)
+
+
+def _append(path: str, text: str) -> None:
+    try:
+        with open(path, "a", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise _Exit(2, f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _write(output: str | None, text: str) -> None:
