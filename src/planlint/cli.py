@@ -391,20 +391,10 @@ def _subcommand(name: str, argv: list[str]) -> int:
 
 
 def explain_text(rule) -> str:
-    parts = rule.sections()
-    flags = [rule.severity] + (["fixable with --fix"] if rule.fixable else [])
-    out = [f"{rule.code} {rule.name} ({', '.join(flags)})", "", parts["summary"], ""]
-    if parts["rationale"]:
-        out += [parts["rationale"], ""]
-    if rule.scope == "diff":
-        out += ["Runs only with --diff-base REV. The examples show the plan at the base revision (# base)", "and as the change leaves it (# head).", ""]
-    for title, key in (("Example (fails)", "fails"), ("Example (passes)", "passes")):
-        if parts[key]:
-            out.append(f"{title}:")
-            out += ["    " + line if line else "" for line in parts[key].rstrip("\n").splitlines()]
-            out.append("")
-    out.append(f"Silence it on one line with: # planlint: disable={rule.code} -- <reason>")
-    return "\n".join(out) + "\n"
+    """What `planlint explain` prints: the same blocks as the rule's page under docs/rules/."""
+    from planlint.formats.rule_docs import explain_text as render
+
+    return render(rule)
 
 
 def rules_text(fmt: str) -> str:

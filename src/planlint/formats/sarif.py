@@ -1,7 +1,8 @@
 """SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
 
 Every rule is described in `tool.driver.rules` (summary, rationale, examples,
-default level, tags), so a viewer needs nothing but the file. Results point
+default level, tags), so a viewer needs nothing but the file; its `helpUri`
+is the rule's own page, docs/rules/CODE.md. Results point
 at repository-relative URIs under `%SRCROOT%`.
 
 `partialFingerprints` identify a finding across runs without line numbers:
@@ -23,10 +24,10 @@ from urllib.parse import quote
 from planlint import __version__
 from planlint.engine import Finding, Report
 from planlint.formats.locations import repo_relative, source_root
+from planlint.formats.rule_docs import help_uri
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/planlint/planlint"
-HELP_URI = "https://github.com/planlint/planlint/blob/main/docs/plan-format.md#2-rules"
 FINGERPRINT_KEY = "planlintFinding/v1"
 
 _FAMILIES = {
@@ -40,6 +41,16 @@ _FAMILIES = {
     "PL7": "diff",
     "PL8": "secrets",
 }
+
+
+# What GitHub code scanning reads for security rules: `security-severity` (a
+# CVSS-like score as a string, 7.0-8.9 is "high") ranks the alert, `precision`
+# says how often a finding is real. PL801 matches credentials by their issuers'
+# fixed prefixes and shapes (sk-, ghp_, AKIA, BEGIN PRIVATE KEY, ...), so a
+# finding is nearly always a real credential: high precision; a credential
+# committed to a repository is exposed to everyone with read access and stays
+# in its history: high severity.
+SECURITY = {"PL801": {"security-severity": "8.0", "precision": "high"}}
 
 
 def _level(severity: str) -> str:
@@ -61,17 +72,19 @@ def rule_descriptor(rule) -> dict:
     text += ["", silence.replace("`", "")]
     markdown += ["", silence]
     tags = ["planlint", _FAMILIES.get(rule.code[:3], "other")]
-    if rule.code == "PL801":
+    properties: dict = {"tags": tags, "fixable": rule.fixable, "scope": rule.scope}
+    if rule.code in SECURITY:
         tags.append("security")
+        properties.update(SECURITY[rule.code])
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": parts["summary"]},
         "fullDescription": {"text": parts["rationale"] or parts["summary"]},
         "help": {"text": "\n".join(text), "markdown": "\n".join(markdown)},
-        "helpUri": HELP_URI,
+        "helpUri": help_uri(rule.code),
         "defaultConfiguration": {"level": _level(rule.severity)},
-        "properties": {"tags": tags, "fixable": rule.fixable, "scope": rule.scope},
+        "properties": properties,
     }
 
 
