@@ -200,7 +200,7 @@ def generate(directory: Path, args: argparse.Namespace) -> dict:
 
 def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
     sys.path.insert(0, str(ROOT / "src"))
-    from planlint.split_data import check_split_data
+    from planlint.services.split_data import check_split_data
 
     kwargs = dict(group_key=GROUP_KEY, time_key=TIME_KEY, cutoff=CUTOFF, input_fields=None, cache_dir=Path(cache_dir))
     start = time.perf_counter()
@@ -210,7 +210,7 @@ def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
     again, _ = check_split_data(Path(train), Path(eval_), **kwargs)
     warm = time.perf_counter() - start
     assert [issue.message for issue in again] == [issue.message for issue in issues], "cached result differs"
-    from planlint.split_data import _scan
+    from planlint.services.split_data import _scan
 
     stats = dict(_scan.last_stats)
     result = {"seconds": cold, "warm_seconds": warm, "mode": stats.get("mode"), "workers": stats.get("workers", 1),

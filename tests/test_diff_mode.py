@@ -252,7 +252,7 @@ def test_text_output_of_a_deleted_plan_has_no_excerpt(tmp_path, planlint):
 
 
 def test_every_output_format_copes_with_a_deleted_plan(tmp_path, planlint):
-    from planlint.formatters import REPORTERS
+    from planlint.formats.reporters import REPORTERS
 
     repo = new_repo(tmp_path / "repo")
     write(repo / "plans" / "running.yaml", plan("running", status="running"))
@@ -468,7 +468,7 @@ def test_plain_runs_do_not_import_git(tmp_path):
     code = (
         "import sys; from planlint.cli import main; "
         "status = main(['--format', 'json', '--output', 'out.json', 'plans/']); "
-        "print(status, 'git' in sys.modules, 'planlint.diff_mode' in sys.modules)"
+        "print(status, 'git' in sys.modules, 'planlint.modes.diff' in sys.modules)"
     )
     write(tmp_path / "plans" / "a.yaml", plan("a"))
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
@@ -584,11 +584,13 @@ def test_fuzz_diff_rules_on_mutated_base_and_head(versions, kind):
     import json
     import tempfile
 
-    from planlint.config import Config
-    from planlint.diff_mode import _run_diff_rules  # the real placement and suppression path
-    from planlint.engine import FileResult, finish, is_plan, lint_file
-    from planlint.formatters import REPORTERS
-    from planlint.loader import load_text
+    from planlint.core.config import Config
+    from planlint.modes.diff import _run_diff_rules  # the real placement and suppression path
+    from planlint.core.model import FileResult, is_plan
+    from planlint.engine.lint import lint_file
+    from planlint.engine.run import finish
+    from planlint.formats.reporters import REPORTERS
+    from planlint.core.loader import load_text
     from planlint.rules.diff import PlanChange
 
     base_bytes, head_bytes = versions

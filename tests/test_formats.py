@@ -11,7 +11,7 @@ import pytest
 
 from conftest import write
 from plan_overlay import REFERENCE
-from planlint.engine import Finding, Report
+from planlint.core.model import Finding, Report
 from planlint.formats.github import annotation
 from planlint.formats.markdown import escape, render, render_within
 

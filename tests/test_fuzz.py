@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from harness import CORPUS, CRASHERS, HOSTILE_STRINGS, YAML_BITS, run_pipeline, to_yaml  # noqa: E402
-from planlint.loader import load_text  # noqa: E402
+from planlint.core.loader import load_text  # noqa: E402
 
 EXAMPLES = int(os.environ.get("PLANLINT_FUZZ_EXAMPLES", "150"))
 LONG_RUN = "PLANLINT_FUZZ_EXAMPLES" in os.environ

@@ -16,11 +16,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import FIXTURES
-from planlint.catalog import load_catalog
-from planlint.config import Config
-from planlint.fixes import fix_paths
-from planlint.loader import load_text
-from planlint.publications import Publications
+from planlint.core.config import Config
+from planlint.core.loader import load_text
+from planlint.modes.fixes import fix_paths
+from planlint.services.catalog import load_catalog
+from planlint.services.publications import Publications
 
 EXAMPLES = int(os.environ.get("PLANLINT_FUZZ_EXAMPLES", "120"))
 FUZZ = settings(max_examples=EXAMPLES, derandomize="PLANLINT_FUZZ_EXAMPLES" not in os.environ, deadline=None, database=None, suppress_health_check=list(HealthCheck))

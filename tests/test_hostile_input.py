@@ -69,7 +69,7 @@ def test_hostile_file_is_one_finding(case, tmp_path):
 
 
 def test_alias_bomb_is_rejected_fast(tmp_path):
-    from planlint.loader import load_text
+    from planlint.core.loader import load_text
 
     start = time.monotonic()
     loaded = load_text(BILLION_LAUGHS)
@@ -78,7 +78,7 @@ def test_alias_bomb_is_rejected_fast(tmp_path):
 
 
 def test_deep_nesting_is_rejected_fast_in_process():
-    from planlint.loader import load_text
+    from planlint.core.loader import load_text
 
     for text in ("x: " + "[" * 100_000 + "]" * 100_000, "\n".join("- " + "[" * 490 + "]" * 490 for _ in range(200))):
         start = time.monotonic()
@@ -154,7 +154,7 @@ def test_pure_python_parser_path_gives_the_same_findings(tmp_path, monkeypatch):
     """Where ruamel.yaml.clib is unavailable the pure-Python parser is used; same results."""
     import builtins
 
-    from planlint import loader
+    from planlint.core import loader
 
     real_import = builtins.__import__
 

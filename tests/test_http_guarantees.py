@@ -132,8 +132,8 @@ def test_every_request_of_both_flows_has_a_timeout(registry, github, tmp_path, m
 
 
 def _client(server, logs=None, max_wait: float = 10.0, read_timeout: float = 5.0):
-    from planlint.github_api import GitHub
-    from planlint.http import RetryPolicy
+    from planlint.integrations.github_api import GitHub
+    from planlint.services.http import RetryPolicy
 
     policy = RetryPolicy(attempts=5, backoff=0.05, max_backoff=0.2, max_wait=max_wait)
     return GitHub(TOKEN, server.url, timeout=(2.0, read_timeout), policy=policy, log=(logs.append if logs is not None else lambda m: None))
@@ -160,7 +160,7 @@ def test_github_retry_after_on_403_and_429(github, status):
 
 
 def test_github_total_wait_is_capped(github):
-    from planlint.http import HTTPError
+    from planlint.services.http import HTTPError
 
     for _ in range(5):
         github.fail("GET", 429, headers={"Retry-After": "1"})
@@ -175,7 +175,7 @@ def test_github_total_wait_is_capped(github):
 
 
 def test_github_a_403_that_is_not_a_rate_limit_is_an_answer(github):
-    from planlint.github_api import GitHubError
+    from planlint.integrations.github_api import GitHubError
 
     github.fail("GET", 403, body={"message": "Resource not accessible by integration"})
     with pytest.raises(GitHubError) as info:
@@ -288,7 +288,8 @@ def test_registry_error_paths_never_show_the_token(case, on_error, registry, tmp
 
 
 def test_registry_objects_never_show_the_token(registry, monkeypatch):
-    from planlint.registry import Registry, parse_settings
+    from planlint.core.registry_settings import parse_settings
+    from planlint.services.registry import Registry
 
     registry.default = Reply(401)
     settings = parse_settings({"url": registry.url, "token_env": "T", "retries": 0})
@@ -346,8 +347,8 @@ def test_comment_error_paths_never_show_the_token(case, github, tmp_path, monkey
 
 @pytest.mark.parametrize("case", COMMENT_CASES)
 def test_github_client_exceptions_never_show_the_token(case, github, tmp_path, monkeypatch):
-    from planlint.github_api import GitHub, GitHubError, upsert_sticky_comment
-    from planlint.http import HTTPError, RetryPolicy
+    from planlint.integrations.github_api import GitHub, GitHubError, upsert_sticky_comment
+    from planlint.services.http import HTTPError, RetryPolicy
 
     api_url, _ = _comment_case(case, github, tmp_path, monkeypatch)
     lines: list[str] = []
@@ -424,8 +425,8 @@ class Trickle:
 
 @pytest.mark.parametrize("part", ["headers", "body"])
 def test_a_trickling_github_answer_is_given_up_at_the_deadline(part):
-    from planlint.github_api import GitHub
-    from planlint.http import HTTPError, RetryPolicy
+    from planlint.integrations.github_api import GitHub
+    from planlint.services.http import HTTPError, RetryPolicy
 
     with Trickle(part) as server:
         gh = GitHub(TOKEN, server.url, timeout=(0.5, 0.5), policy=RetryPolicy(attempts=2, backoff=0.05, max_wait=1.0), log=lambda m: None)

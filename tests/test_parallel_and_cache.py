@@ -18,12 +18,15 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_process, write
-from planlint import cache as cache_module
-from planlint import parallel
-from planlint.cache import ResultCache
-from planlint.config import Config, load_config
-from planlint.engine import FileResult, Finding, lint_file, lint_paths
-from planlint.loader import YamlFloat, YamlInt, load_text, read_text
+from planlint.core.config import Config, load_config
+from planlint.core.loader import load_text, read_text
+from planlint.core.model import FileResult, Finding
+from planlint.core.yaml_values import YamlFloat, YamlInt
+from planlint.engine import cache as cache_module
+from planlint.engine import parallel
+from planlint.engine.cache import ResultCache
+from planlint.engine.lint import lint_file
+from planlint.engine.run import lint_paths
 
 sys.path.insert(0, str(ROOT / "bench"))
 from corpus import DEFECTS, make_plan, write_corpus  # noqa: E402

@@ -12,8 +12,8 @@ import pytest
 from conftest import write
 from github_server import FakeGitHub
 from planlint.formats.markdown import STICKY_MARKER
-from planlint.github_api import GitHub, GitHubError, upsert_sticky_comment
-from planlint.http import HTTPError, RetryPolicy
+from planlint.integrations.github_api import GitHub, GitHubError, upsert_sticky_comment
+from planlint.services.http import HTTPError, RetryPolicy
 
 pytestmark = pytest.mark.integration
 
@@ -286,7 +286,7 @@ def test_a_server_that_echoes_the_token_is_scrubbed(github):
 
 def test_a_refused_create_is_retried(github):
     """A refused connection never reached the server, so even a POST may be tried again."""
-    from planlint.http import request_with_retries, make_session
+    from planlint.services.http import request_with_retries, make_session
 
     url = github.url
     github.__exit__()

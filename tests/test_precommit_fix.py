@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from planlint.loader import load_file
+from planlint.core.loader import load_file
 
 
 def _hook(hook_id: str) -> dict:

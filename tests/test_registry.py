@@ -398,7 +398,7 @@ def test_online_without_a_registry_is_a_usage_error(tmp_path, planlint):
 def test_retry_after_header_forms():
     from email.utils import formatdate
 
-    from planlint.http import retry_after
+    from planlint.services.http import retry_after
 
     assert retry_after("7") == 7.0
     assert retry_after(None) is None and retry_after("soon") is None and retry_after("-1") is None

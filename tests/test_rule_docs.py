@@ -7,7 +7,7 @@ import json
 import pytest
 
 from planlint.cli import explain_text
-from planlint.loader import load_text
+from planlint.core.loader import load_text
 from planlint.rules import RULES
 from plan_overlay import build, directives
 

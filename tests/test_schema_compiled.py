@@ -11,10 +11,11 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from plan_overlay import build
-from planlint.loader import YamlFloat, YamlInt, load_text
+from planlint.core.loader import load_text
+from planlint.core.yaml_values import YamlFloat, YamlInt
 from planlint.rules import RULES
-from planlint.schema import jsonschema_problems, plan_schema, schema_problems
-from planlint.schema_compiled import SchemaError, Unsupported, compile_schema, equal, unique
+from planlint.rules.schema import jsonschema_problems, plan_schema, schema_problems
+from planlint.rules.schema_compiled import SchemaError, Unsupported, compile_schema, equal, unique
 
 
 def _key(problem) -> tuple:
@@ -174,7 +175,7 @@ def test_the_shipped_schema_compiles():
 
 
 def test_fallback_to_jsonschema_when_the_compiler_refuses(monkeypatch):
-    from planlint import schema, schema_compiled
+    from planlint.rules import schema, schema_compiled
 
     def refuse(_schema):
         raise Unsupported("pretend")

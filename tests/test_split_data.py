@@ -1,4 +1,4 @@
-"""Data-aware split checks (PL207-PL209): planlint.split_data."""
+"""Data-aware split checks (PL207-PL209): planlint.services.split_data."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import planlint.split_data as split_data
-from planlint.split_data import DataIssue, DataNote, check_split_data
-from planlint.split_data import _formats, _scan
+from planlint.services.split_data import DataIssue, DataNote, check_split_data
+from planlint.services.split_data import _formats, _scan
+import planlint.services.split_data as split_data
 
 FORMATS = ["jsonl", "jsonl.gz", "csv", "csv.gz", "parquet"]
 CUTOFF = "2026-08-01"
@@ -415,7 +415,7 @@ def test_parquet_without_pyarrow_is_a_note(tmp_path, monkeypatch):
 
 
 def test_import_is_lean():
-    code = "import sys, planlint.split_data; sys.exit(1 if 'pyarrow' in sys.modules else 0)"
+    code = "import sys, planlint.services.split_data; sys.exit(1 if 'pyarrow' in sys.modules else 0)"
     env = dict(os.environ, PYTHONPATH=str(Path(split_data.__file__).resolve().parents[2]))
     assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0
 

@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REFERENCE_PLAN, run_process, write
-from planlint.config import Config
-from planlint.engine import finish, lint_file
-from planlint.formatters import REPORTERS
-from planlint.loader import DEFAULT_MAX_FILE_SIZE, Limits
+from planlint.core.config import Config
+from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits
+from planlint.engine.lint import lint_file
+from planlint.engine.run import finish
+from planlint.formats.reporters import REPORTERS
 
 REF = REFERENCE_PLAN.read_text(encoding="utf-8")
 MIB = DEFAULT_MAX_FILE_SIZE
@@ -92,7 +93,7 @@ def test_a_limit_must_be_a_finite_positive_number(bad, tmp_path):
 @pytest.mark.parametrize("pattern_source", ["suppressions", "secrets"])
 def test_no_pattern_backtracks_on_a_long_line(pattern_source):
     """Every pattern that reads plan text, against 200,000-character near-misses: milliseconds, not minutes."""
-    from planlint import suppressions
+    from planlint.core import suppressions
     from planlint.rules import secrets
 
     patterns = [suppressions._COMMENT, suppressions._CODE] if pattern_source == "suppressions" else [p for _, p in secrets._PATTERNS]

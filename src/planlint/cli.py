@@ -1,7 +1,9 @@
 """The command line (spec section 5).
 
 Start-up matters (a pre-commit hook runs on every commit): only what a given
-command needs is imported, and only when it needs it.
+command needs is imported, and only when it needs it. The imports inside the
+functions of this module are therefore deliberate; the layering contract
+(pyproject.toml, [tool.importlinter]) sees them like any other import.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     except _Exit as exc:
         if exc.message:
-            from planlint.messages import sanitize
+            from planlint.core.messages import sanitize
 
             print(f"planlint: error: {sanitize(exc.message)}", file=sys.stderr)  # one line, whatever a config held
         return exc.status
@@ -122,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _scrub_secrets(text: str) -> str:
     """Text safe to print: no value of a token-like environment variable, nothing shaped like a credential."""
-    from planlint.http import scrub
-    from planlint.messages import sanitize
+    from planlint.services.http import scrub
+    from planlint.core.messages import sanitize
     from planlint.rules.secrets import redact
 
     secret_names = ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "APIKEY")
@@ -133,18 +135,20 @@ def _scrub_secrets(text: str) -> str:
 
 def _lint(argv: list[str]) -> int:
     args = _lint_parser().parse_args(argv)
-    from planlint.config import ConfigError, check_selectors, codes_list, load_config
-    from planlint.engine import UsageError, lint_paths
+    from planlint.core.config import ConfigError, check_selectors, codes_list, load_config
+    from planlint.core.model import UsageError
+    from planlint.engine.run import lint_paths
+    from planlint.rules import RULES
 
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, codes=RULES)
     except ConfigError as exc:
         raise _Exit(2, str(exc)) from None
     if args.select:
         config.select = [c for value in args.select for c in codes_list(value)]
     if args.ignore:
         config.ignore = config.ignore + [c for value in args.ignore for c in codes_list(value)]
-    problem = check_selectors(config.select + config.ignore)
+    problem = check_selectors(config.select + config.ignore, RULES)
     if problem:
         raise _Exit(2, f"--select/--ignore: {problem}")
     paths = args.paths or ["plans/"]
@@ -155,7 +159,7 @@ def _lint(argv: list[str]) -> int:
     output, extra_outputs = _outputs(args.output)
     accepted = None
     if args.baseline is not None or args.write_baseline is not None:
-        from planlint import accepted_findings
+        from planlint.modes import accepted_findings
     if args.baseline is not None:
         try:
             accepted = accepted_findings.load_baseline(args.baseline)
@@ -164,7 +168,7 @@ def _lint(argv: list[str]) -> int:
     if args.require_data:
         config.data = {**config.data, "require": True}
     if not args.no_cache and args.cache_dir is None:
-        from planlint.cache import checked_directory
+        from planlint.engine.cache import checked_directory
 
         directory, why = checked_directory(config)
         if directory is None:  # the repository put a link where the cache goes: write nothing there
@@ -181,7 +185,7 @@ def _lint(argv: list[str]) -> int:
             if status is not None:
                 return status
         if args.diff_base is not None:
-            from planlint.diff_mode import lint_diff
+            from planlint.modes.diff import lint_diff
 
             report = lint_diff(paths, config, args.diff_base, extras=extras)
         else:
@@ -201,8 +205,8 @@ def _lint(argv: list[str]) -> int:
         return 0
     stale = accepted_findings.apply_baseline(report, accepted, args.baseline) if accepted is not None else []
 
-    from planlint.formatters import REPORTERS
-    from planlint.messages import sanitize
+    from planlint.formats.reporters import REPORTERS
+    from planlint.core.messages import sanitize
 
     fmt = args.format
     if fmt is None:
@@ -233,7 +237,7 @@ def _result_cache(args, config):
     """The cache of per-file lint results, unless --no-cache."""
     if args.no_cache:
         return None
-    from planlint.cache import ResultCache, default_directory
+    from planlint.engine.cache import ResultCache, default_directory
 
     return ResultCache(args.cache_dir or config.cache_dir or default_directory(config), config)
 
@@ -242,8 +246,9 @@ def _services(args, config, paths: list[str]):
     """Per-run services for the rules: the catalog and, with --online, the registry."""
     if not (config.catalog or config.registry or args.online):
         return {}, None
-    from planlint.engine import UsageError
-    from planlint.publications import PublicationsError, build, prefetch_paths
+    from planlint.core.model import UsageError
+    from planlint.engine.run import prefetch_paths
+    from planlint.services.publications import PublicationsError, build
 
     try:
         publications = build(config, online=args.online, cache_dir=args.cache_dir, use_cache=not args.no_cache)
@@ -269,7 +274,7 @@ def _after_registry(publications, final: bool = True) -> None:
         publications.close()
         raise _Exit(2, fatal)
     if final:
-        from planlint.messages import sanitize
+        from planlint.core.messages import sanitize
 
         for note in publications.notes():
             print(f"planlint: warning: {sanitize(note)}", file=sys.stderr)
@@ -277,10 +282,10 @@ def _after_registry(publications, final: bool = True) -> None:
 
 def _fix(args, paths: list[str], config, extras: dict, output: str | None) -> int | None:
     """Apply (or, with --diff, show) the safe fixes. A status to exit with, or None to lint what remains."""
-    from planlint.fixes import fix_paths
+    from planlint.modes.fixes import fix_paths
 
     outcome = fix_paths(paths, config, extras, write=not args.diff)
-    from planlint.messages import sanitize
+    from planlint.core.messages import sanitize
 
     for line in ([] if args.quiet else outcome.lines) + outcome.notes:
         print(f"planlint: {sanitize(line)}", file=sys.stderr)  # paths from the repository: one line each
@@ -372,7 +377,7 @@ def _subcommand(name: str, argv: list[str]) -> int:
         argparse.ArgumentParser(prog="planlint schema", description="Print the JSON Schema of the plan format.").parse_args(argv)
         import json
 
-        from planlint.schema import plan_schema
+        from planlint.rules.schema import plan_schema
 
         sys.stdout.write(json.dumps(plan_schema(), indent=2) + "\n")
         return 0
@@ -381,7 +386,7 @@ def _subcommand(name: str, argv: list[str]) -> int:
 
         return scaffold.main(argv)
     if name == "comment":
-        from planlint import pr_comment
+        from planlint.integrations import pr_comment
 
         try:
             return pr_comment.main(argv)

@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+from planlint.core.messages import show
+
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 DEFAULT_NAME = "new-experiment"
 METHODS = ("grpo", "sft")
@@ -41,8 +43,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dir", default="plans", metavar="DIR", help="directory to write the plan in (default: plans)")
     args = parser.parse_args(argv)
     if not SLUG.match(args.name):
-        from planlint.messages import show
-
         return _error(f"{show(args.name)} is not a valid plan name: use lowercase letters, digits and hyphens, starting with a letter or digit (at most 63 characters)")
     directory = Path(args.dir)
     path = directory / f"{args.name}.yaml"

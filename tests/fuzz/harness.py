@@ -21,9 +21,11 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from planlint.config import Config, ConfigError
-from planlint.engine import UsageError, finish, lint_file
-from planlint.formatters import REPORTERS
+from planlint.core.config import Config, ConfigError
+from planlint.core.model import UsageError
+from planlint.engine.lint import lint_file
+from planlint.engine.run import finish
+from planlint.formats.reporters import REPORTERS
 
 CORPUS = sorted((Path(__file__).resolve().parent / "corpus").glob("*.yaml"))
 CRASHERS = sorted((Path(__file__).resolve().parent / "crashers").glob("*"))

@@ -12,9 +12,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from planlint.loader import DEFAULT_MAX_FILE_SIZE, Limits
+from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits, load_file
+from planlint.core.paths import repository_root
+from planlint.core.registry_settings import parse_settings
 
 
 class ConfigError(Exception):
@@ -144,7 +146,9 @@ def _parse_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
 
 
-def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
+def load_config(explicit: str | None = None, cwd: Path | None = None, *, codes: Iterable[str] | None = None) -> Config:
+    """The config in effect. `codes`: every rule code, so that `select`/`ignore`
+    entries that select no rule are refused (the CLI passes the registry's)."""
     cwd = cwd or Path.cwd()
     if explicit:
         path = Path(explicit)
@@ -155,7 +159,7 @@ def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
         if path is None:
             return Config(root=cwd)
     raw = _read(path)
-    return _build(raw, path)
+    return _build(raw, path, codes)
 
 
 def _read(path: Path) -> dict:
@@ -168,8 +172,6 @@ def _read(path: Path) -> dict:
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: tool.planlint must be a table of settings")
         return table
-    from planlint.loader import load_file
-
     loaded = load_file(path)
     if loaded.problems:
         first = loaded.problems[0]
@@ -183,10 +185,8 @@ def _read(path: Path) -> dict:
 
 def _inside_repository(target: str, root: Path) -> bool:
     """Is `target` (links resolved) inside `root` or the git repository that holds it?"""
-    from planlint.formats.locations import _root_for
-
     real = os.path.realpath(target)
-    for base in {os.path.realpath(root), os.path.realpath(_root_for(os.path.abspath(root)))}:
+    for base in {os.path.realpath(root), os.path.realpath(repository_root(os.path.abspath(root)))}:
         try:
             if os.path.commonpath([real, base]) == base:
                 return True
@@ -207,14 +207,16 @@ def _str_list(path: Path, key: str, value: Any) -> list[str]:
     return list(value)
 
 
-def check_selectors(prefixes: list[str]) -> str | None:
-    """Why a list of codes/prefixes is wrong (like ruff: each must select a rule), or None."""
-    from planlint.rules import RULES
+def check_selectors(prefixes: list[str], codes: Iterable[str] | None) -> str | None:
+    """Why a list of codes/prefixes is wrong (like ruff: each must select a rule), or None.
 
+    `codes`: every rule code, from the caller (the registry lives above core);
+    None checks the form of each prefix only.
+    """
     for prefix in prefixes:
         if not re.fullmatch(r"PL[0-9]{0,3}", prefix):
             return f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)"
-        if not any(code.startswith(prefix) for code in RULES):
+        if codes is not None and not any(code.startswith(prefix) for code in codes):
             return f"{prefix!r} selects no rule (planlint rules lists them)"
     return None
 
@@ -223,7 +225,7 @@ def codes_list(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
 
-def _build(raw: dict, path: Path) -> Config:
+def _build(raw: dict, path: Path, codes: Iterable[str] | None) -> Config:
     config = Config(source=path, root=path.parent.resolve())
     unknown = sorted(set(raw) - KNOWN_KEYS)
     if unknown:
@@ -233,7 +235,7 @@ def _build(raw: dict, path: Path) -> Config:
     if "ignore" in raw:
         config.ignore = [c.upper() for c in _str_list(path, "ignore", raw["ignore"])]
     for key in ("select", "ignore"):
-        problem = check_selectors(getattr(config, key))
+        problem = check_selectors(getattr(config, key), codes)
         if problem:
             raise _fail(path, key, problem)
     severity = raw.get("severity", {})
@@ -264,8 +266,6 @@ def _build(raw: dict, path: Path) -> Config:
         if not _inside_repository(config.catalog, config.root):
             raise _fail(path, "catalog", "must be a file inside the repository (a config comes with the code, so it names no file elsewhere on the machine)")
     if "registry" in raw:
-        from planlint.registry import parse_settings
-
         try:
             parse_settings(raw["registry"])
         except ValueError as exc:

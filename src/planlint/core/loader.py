@@ -10,16 +10,15 @@ counted, so an alias bomb is rejected after a few hundred events.
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planlint.positions import Positions, Route, Span
+from planlint.core.positions import Positions, Route, Span
+from planlint.core.yaml_values import FALSE, NULL, TRUE, YamlFloat, parse_number, resolve_plain, scalar_text
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 
@@ -48,45 +47,6 @@ class Loaded:
     positions: Positions = field(default_factory=Positions)
     problems: list[LoadProblem] = field(default_factory=list)
     fatal: bool = False  # PL001/PL006: nothing else is checked
-
-
-class YamlInt(int):
-    """An int that remembers how it was written (`0o17`, `007`)."""
-
-    text: str
-
-    def __new__(cls, value: int, text: str) -> "YamlInt":
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __reduce__(self):  # copy and pickle (process pool, cache) keep the text
-        return (YamlInt, (int(self), self.text))
-
-
-class YamlFloat(float):
-    """A float that remembers how it was written (`2026.10` stays `2026.10`)."""
-
-    text: str
-
-    def __new__(cls, value: float, text: str) -> "YamlFloat":
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __reduce__(self):
-        return (YamlFloat, (float(self), self.text))
-
-
-def scalar_text(value: Any) -> str:
-    """The source text of a scalar, as a user would read it."""
-    if isinstance(value, (YamlInt, YamlFloat)):
-        return value.text
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    return str(value)
 
 
 # --------------------------------------------------------------------------- reading
@@ -155,16 +115,6 @@ def _unreadable(message: str) -> LoadProblem:
 
 # --------------------------------------------------------------------------- scalars
 
-_NULL = {"", "~", "null", "Null", "NULL"}
-_TRUE = {"true", "True", "TRUE"}
-_FALSE = {"false", "False", "FALSE"}
-_INT = re.compile(r"^[-+]?[0-9]+$")
-_OCT = re.compile(r"^0o[0-7]+$")
-_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
-_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
-_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
-_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
-
 _CORE_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -185,54 +135,23 @@ class _Refused(Exception):
         self.span = span
 
 
-def _number(text: str) -> Any:
-    """YAML 1.2 core int/float, or None when the text is not one."""
-    if _INT.match(text):
-        return YamlInt(int(text), text)  # ValueError past 4,300 digits: caller reports it
-    if _OCT.match(text):
-        return YamlInt(int(text[2:], 8), text)
-    if _HEX.match(text):
-        return YamlInt(int(text[2:], 16), text)
-    if _FLOAT.match(text) and any(c.isdigit() for c in text):
-        return YamlFloat(float(text), text)
-    if _INF.match(text):
-        return YamlFloat(-math.inf if text.startswith("-") else math.inf, text)
-    if _NAN.match(text):
-        return YamlFloat(math.nan, text)
-    return None
-
-
-def _resolve_plain(text: str) -> Any:
-    if text in _NULL:
-        return None
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    if text[:1] in "0123456789-+." :
-        number = _number(text)
-        if number is not None:
-            return number
-    return text
-
-
 def _scalar(value: str, tag: str | None, plain: bool, span: Span) -> Any:
     if tag is None or tag == "?":
-        return _resolve_plain(value) if plain else value
+        return resolve_plain(value) if plain else value
     if tag == "!" or tag == "tag:yaml.org,2002:str":
         return value
     if tag == "tag:yaml.org,2002:null":
-        if value not in _NULL:
+        if value not in NULL:
             raise _Refused("PL001", f"{value!r} is not a null (tag !!null)", span)
         return None
     if tag == "tag:yaml.org,2002:bool":
-        if value in _TRUE:
+        if value in TRUE:
             return True
-        if value in _FALSE:
+        if value in FALSE:
             return False
         raise _Refused("PL001", f"{_clip(value)!r} is not a boolean (tag !!bool takes true or false)", span)
     if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
-        number = _number(value)
+        number = parse_number(value)
         if number is None or (tag.endswith(":int") and not isinstance(number, int)):
             raise _Refused("PL001", f"{_clip(value)!r} is not a valid {tag.rsplit(':', 1)[1]}", span)
         if tag.endswith(":float"):
@@ -444,7 +363,7 @@ def _build(text: str, limits: Limits, result: Loaded) -> None:
                             value = raw
                         else:
                             try:
-                                value = _resolve_plain(raw)
+                                value = resolve_plain(raw)
                             except ValueError:
                                 raise _Refused("PL001", "number too large to read (over 4,300 digits)", span) from None
                     else:

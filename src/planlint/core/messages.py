@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from planlint.core.yaml_values import scalar_text
+
 _MAX = 60
 
 
@@ -36,8 +38,6 @@ def sanitize(text: str) -> str:
 
 def show(value: Any, limit: int = _MAX) -> str:
     """A value as a message quotes it: 'text', escaped and clipped."""
-    from planlint.loader import scalar_text
-
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):

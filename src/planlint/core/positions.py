@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Tuple, Union
 
+from planlint.core.messages import sanitize
+
 Route = Tuple[Union[str, int], ...]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -35,8 +37,6 @@ def yaml_path(route: Route) -> str:
         elif _IDENT.match(part):
             out.append(f".{part}" if out else part)
         else:
-            from planlint.messages import sanitize
-
             escaped = sanitize(part.replace("\\", "\\\\").replace('"', '\\"'))
             out.append(f'["{escaped}"]')
     return "".join(out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from planlint.positions import Span
+from planlint.core.positions import Span
 
 # The codes end at `--` (the reason) or at another comment (`# ...`), like
 # ruff's `# noqa: E501 # note`; the reason ends at a following ` # ` comment.

@@ -43,11 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from planlint import __version__
-from planlint.config import Config
-from planlint.engine import Finding, FileResult
-from planlint.loader import read_text
-from planlint.positions import Span
-from planlint.suppressions import Suppression
+from planlint.core.atomic import write_atomically
+from planlint.core.config import Config
+from planlint.core.loader import read_text
+from planlint.core.messages import show
+from planlint.core.model import Finding, FileResult
+from planlint.core.positions import Span
+from planlint.core.suppressions import Suppression
 
 FORMAT = 2
 MAX_SEGMENTS = 16
@@ -80,8 +82,6 @@ def checked_directory(config: Config) -> tuple[Path | None, str | None]:
     Such a directory is not used: (None, why). `--cache-dir` on the command
     line is the caller's choice and is not checked.
     """
-    from planlint.messages import show
-
     directory = Path(config.cache_dir) if config.cache_dir else default_directory(config)
     root = os.path.realpath(config.root)
     real = os.path.realpath(directory)
@@ -115,7 +115,7 @@ def checked_directory(config: Config) -> tuple[Path | None, str | None]:
 
 def _package_fingerprint() -> str:
     """Name, size and mtime of planlint's own files: an edited or reinstalled planlint misses."""
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # the planlint package, every layer
     digest = hashlib.sha256()
     stack = [root]
     while stack:
@@ -151,7 +151,7 @@ def _config_fingerprint(config: Config) -> dict:
 
 def run_key(config: Config) -> str:
     """What every entry of a run shares: planlint, its schema and the effective config."""
-    schema = (Path(__file__).resolve().parent / "data" / "plan.schema.json").read_bytes()
+    schema = (Path(__file__).resolve().parent.parent / "data" / "plan.schema.json").read_bytes()
     parts = {
         "format": FORMAT,
         "cwd": os.getcwd(),  # relative paths (split files, messages) are resolved against it
@@ -291,8 +291,6 @@ class ResultCache:
             payload = json.dumps({"format": FORMAT, "run": self.key, "entries": entries}, ensure_ascii=False, separators=(",", ":"))
         except (TypeError, ValueError):
             return None
-        from planlint.atomic import write_atomically
-
         final = os.path.join(self.directory, f"s-{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json")
         try:
             self._ensure_directory()

@@ -21,8 +21,15 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from planlint.config import Config
-from planlint.engine import FileResult, lint_file
+from planlint.core.config import Config
+from planlint.core.loader import load_text
+from planlint.core.model import FileResult
+from planlint.engine.cache import MISS, file_state
+from planlint.engine.lint import lint_file
+from planlint.rules import RULES
+from planlint.rules.base import PlanContext
+from planlint.rules.leakage import inputs
+from planlint.rules.schema import _compiled
 
 # Below this many files per worker a pool costs more than it saves: forking,
 # shipping results back and waiting for the slowest chunk against ~1 ms a file.
@@ -54,8 +61,6 @@ def available_cpus() -> int:
 
 
 def cache_safe(config: Config) -> bool:
-    from planlint.rules import RULES
-
     return all(rule.scope in CACHE_SAFE_SCOPES | NOT_RUN_BY_LINT_PATHS for code, rule in RULES.items() if config.enabled(code))
 
 
@@ -94,8 +99,6 @@ def lint_targets(targets: list[Target], config: Config, *, extras: dict | None =
         todo = list(range(len(targets)))
         keys = [None] * len(targets)
     else:
-        from planlint.cache import MISS
-
         for index, (display, path, explicit) in enumerate(targets):
             hit, key = cache.lookup(display, path, explicit)
             if hit is MISS:
@@ -140,14 +143,8 @@ def _lint(target: Target, key: str | None, config: Config, extras: dict | None, 
 
 def _inputs(result: FileResult, display: str, path: Path, config: Config, extras: dict | None) -> list:
     """[(path, state)] of the split files the data rules looked at for this plan."""
-    from planlint.rules import RULES
-
     if not isinstance(result.data, dict) or not any(r.scope == "data" and config.enabled(c) for c, r in RULES.items()):
         return []
-    from planlint.cache import file_state
-    from planlint.rules.base import PlanContext
-    from planlint.rules.leakage import inputs
-
     ctx = PlanContext(data=result.data, path=display, config=config, extras=dict(extras or {}))
     ctx.extras.setdefault("file", path)
     return [(str(p), file_state(p)) for p in inputs(ctx)]
@@ -173,12 +170,8 @@ def _in_pool(work: Work, config: Config, extras: dict | None, cache: Any, worker
 
 def _prepare(config: Config) -> None:
     """Do once, before the workers start, what each would otherwise do on its first plan."""
-    from planlint.loader import load_text
-
     load_text("warm: up\n")  # imports the parser
     if config.enabled("PL003"):
-        from planlint.schema import _compiled
-
         _compiled()
 
 

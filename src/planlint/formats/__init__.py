@@ -1,4 +1,4 @@
-"""Output formats beyond text and json (the table is `planlint.formatters.REPORTERS`).
+"""Output formats beyond text and json (the table is `planlint.formats.reporters.REPORTERS`).
 
 Each module renders a `Report` and imports nothing heavy: they run on every
 CI lint.

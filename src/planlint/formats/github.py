@@ -9,9 +9,10 @@ therefore never end the command early or start a new one.
 
 from __future__ import annotations
 
-from planlint.engine import Finding, Report
-from planlint.formats.locations import repo_relative
-from planlint.messages import sanitize
+from planlint.core.messages import sanitize
+from planlint.core.model import Finding, Report
+from planlint.core.paths import repo_relative
+from planlint.formats.text import summary_line
 
 
 def escape_data(text: str) -> str:
@@ -40,8 +41,6 @@ def annotation(finding: Finding) -> str:
 
 
 def format_github(report: Report, *, quiet: bool = False, **_: object) -> str:
-    from planlint.formatters import summary_line
-
     lines = [annotation(f) for f in report.findings]
     lines += [f"::notice title=planlint::{escape_data(sanitize(note))}" for note in report.notes]
     if not quiet:

@@ -18,8 +18,8 @@ so no control character can make the XML invalid.
 
 from __future__ import annotations
 
-from planlint.engine import Finding, Report
-from planlint.messages import sanitize
+from planlint.core.messages import sanitize
+from planlint.core.model import Finding, Report
 
 
 def _line(f: Finding) -> str:

@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import re
 
-from planlint.engine import Finding, Report
-from planlint.formats.locations import blob_base, line_link, repo_relative
+from planlint.core.messages import sanitize
+from planlint.core.model import Finding, Report
+from planlint.core.paths import repo_relative
+from planlint.formats.locations import blob_base, line_link
 
 STICKY_MARKER = "<!-- planlint:sticky-comment -->"
 MAX_ROWS = 200
@@ -31,8 +33,6 @@ def escape(text: str) -> str:
     >>> escape("see [x](http://e.com) <b>@team</b> a|b")
     'see \\[x\\](http:\u200b//e.com) \\<b\\>@\u200bteam\\</b\\> a\\|b'
     """
-    from planlint.messages import sanitize
-
     text = sanitize(" ".join(text.splitlines()))
     text = _SPECIAL.sub(r"\\\1", text)
     text = _AUTOLINK.sub(lambda m: m.group(1)[0] + "\u200b" + m.group(1)[1:], text)

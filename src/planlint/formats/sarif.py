@@ -22,9 +22,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 from planlint import __version__
-from planlint.engine import Finding, Report
-from planlint.formats.locations import repo_relative, source_root
+from planlint.core.messages import json_text
+from planlint.core.model import Finding, Report
+from planlint.core.paths import repo_relative, source_root
 from planlint.formats.rule_docs import help_uri
+from planlint.rules import RULES
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/planlint/planlint"
@@ -113,8 +115,6 @@ def _artifact_location(path: str) -> dict:
 
 
 def format_sarif(report: Report, **_: object) -> str:
-    from planlint.rules import RULES
-
     rules = [rule_descriptor(rule) for rule in RULES.values()]
     index = {code: i for i, code in enumerate(RULES)}  # every finding's code is a registered rule
     results = []
@@ -170,6 +170,4 @@ def format_sarif(report: Report, **_: object) -> str:
         "invocations": [invocation],
         "results": results,
     }
-    from planlint.messages import json_text
-
     return json_text({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}) + "\n"

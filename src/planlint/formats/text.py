@@ -1,17 +1,14 @@
-"""Output formats: one function per format, chosen by name from REPORTERS.
+"""The text format: one line per finding, a source excerpt with a caret, the summary line.
 
-Every reporter takes the Report and options and returns the text to write.
 Values quoted from plans are already escaped in messages (messages.show);
 source excerpts are escaped here.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Callable
-
-from planlint.engine import Report
-from planlint.messages import json_text, safe_path, sanitize
+from planlint.core.messages import safe_path, sanitize
+from planlint.core.model import Report
+from planlint.rules.secrets import redact
 
 _RED, _YELLOW, _BOLD, _CYAN, _DIM, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[1m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 
@@ -69,8 +66,6 @@ def _excerpt(source_lines: list[str] | None, line: int, column: int, end_line: i
     raw = source_lines[line - 1]
     if len(raw) > 200:
         return None
-    from planlint.rules.secrets import redact
-
     redacted = redact(raw)
     if redacted != raw:  # never show a credential, and keep the caret honest
         return line, sanitize(redacted.expandtabs(1)), ""
@@ -82,35 +77,3 @@ def _excerpt(source_lines: list[str] | None, line: int, column: int, end_line: i
     prefix = sanitize(raw[:start].expandtabs(1))
     marked = sanitize(raw[start:end].expandtabs(1))
     return line, shown, " " * len(prefix) + "^" * max(len(marked), 1)
-
-
-def format_json(report: Report, **_: object) -> str:
-    payload = {
-        "version": 1,
-        "files": report.files,
-        "findings": [f.to_dict() for f in report.findings],
-        "summary": {"errors": report.errors, "warnings": report.warnings},
-    }
-    return json_text(payload) + "\n"
-
-
-def _lazy(module: str, function: str) -> Callable[..., str]:
-    """A format from planlint.formats, imported when used: a text run never pays for SARIF."""
-
-    def reporter(report: Report, **options: object) -> str:
-        from importlib import import_module
-
-        return getattr(import_module(f"planlint.formats.{module}"), function)(report, **options)
-
-    reporter.__name__ = function
-    return reporter
-
-
-REPORTERS: dict[str, Callable[..., str]] = {
-    "text": format_text,
-    "json": format_json,
-    "github": _lazy("github", "format_github"),
-    "sarif": _lazy("sarif", "format_sarif"),
-    "junit": _lazy("junit", "format_junit"),
-    "markdown": _lazy("markdown", "format_markdown"),
-}

@@ -1,7 +1,7 @@
 """A minimal GitHub REST client for the sticky pull-request comment.
 
 Three calls (list a pull request's comments, create one, update one) on top
-of `planlint.http` (timeouts, retries, same-origin redirects, scrubbed
+of `planlint.services.http` (timeouts, retries, same-origin redirects, scrubbed
 errors). The token travels only in the Authorization header, to the API's
 own origin: pagination links pointing elsewhere are refused.
 """
@@ -12,7 +12,7 @@ import re
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
-from planlint.http import (
+from planlint.services.http import (
     DEFAULT_TIMEOUT,
     Answer,
     Client,
@@ -24,6 +24,8 @@ from planlint.http import (
     origin,
     scrub,
 )
+from planlint.core.messages import sanitize
+from planlint.rules.secrets import redact
 
 DEFAULT_API_URL = "https://api.github.com"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -123,9 +125,6 @@ def _api_message(answer: Answer, secrets: list[str]) -> str:
     message = data.get("message") if isinstance(data, dict) else None
     if not isinstance(message, str) or not message:
         return ""
-    from planlint.messages import sanitize
-    from planlint.rules.secrets import redact
-
     return ": " + sanitize(redact(scrub(message[:200], secrets)))
 
 

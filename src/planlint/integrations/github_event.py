@@ -58,11 +58,11 @@ def pull_request_number(env: dict | None = None) -> int | None:
     return None
 
 
-if __name__ == "__main__":  # python -m planlint.github_event base-sha (used by action.yml)
+if __name__ == "__main__":  # python -m planlint.integrations.github_event base-sha (used by action.yml)
     import sys
 
     if sys.argv[1:] == ["base-sha"]:
         print(base_sha() or "")
         sys.exit(0)
-    print("usage: python -m planlint.github_event base-sha", file=sys.stderr)
+    print("usage: python -m planlint.integrations.github_event base-sha", file=sys.stderr)
     sys.exit(2)

@@ -20,7 +20,11 @@ import json
 import os
 import sys
 
-from planlint.engine import Finding, Report
+from planlint.core.messages import sanitize
+from planlint.core.model import Finding, Report
+from planlint.formats.github import escape_data
+from planlint.formats.markdown import STICKY_MARKER, render_within
+from planlint.integrations import github_event
 
 COMMENT_LIMIT = 65536  # GitHub's maximum comment body
 
@@ -72,13 +76,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _warn(message: str) -> None:
-    from planlint.messages import sanitize
-
     message = sanitize(message)  # one line, whatever a server put into it
     print(f"planlint: warning: {message}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        from planlint.formats.github import escape_data
-
         print(f"::warning title=planlint comment::{escape_data(message)}", flush=True)
 
 
@@ -88,14 +88,10 @@ def main(argv: list[str]) -> int:
         raise UsageError("--timeout must be > 0 and --max-wait >= 0")
     report = load_report(args.report)
 
-    from planlint.formats.markdown import STICKY_MARKER, render_within
-
     body = render_within(report, COMMENT_LIMIT, marker=STICKY_MARKER)
     if args.dry_run:
         sys.stdout.write(body)
         return 0
-
-    from planlint import github_event
 
     number = args.pull_request or github_event.pull_request_number()
     if number is None:
@@ -112,8 +108,9 @@ def main(argv: list[str]) -> int:
         _warn("the pull request comment needs requests: pip install 'planlint[http]'")
         return 0
 
-    from planlint.github_api import DEFAULT_API_URL, GitHub, upsert_sticky_comment
-    from planlint.http import HTTPError, RetryPolicy, scrub
+    # Deliberately lazy: the HTTP client only once requests is known to be installed.
+    from planlint.integrations.github_api import DEFAULT_API_URL, GitHub, upsert_sticky_comment
+    from planlint.services.http import HTTPError, RetryPolicy, scrub
 
     try:
         client = GitHub(
@@ -130,8 +127,6 @@ def main(argv: list[str]) -> int:
     if action == "skipped":
         print(f"planlint: no findings and no earlier comment on #{number}: nothing to post", file=sys.stderr)
     else:
-        from planlint.messages import sanitize
-
         url = comment.get("html_url") if isinstance(comment, dict) else None
         url = sanitize(url[:300]) if isinstance(url, str) else None
         print(f"planlint: {action} the comment on #{number}{': ' + url if isinstance(url, str) else ''}", file=sys.stderr)

@@ -36,8 +36,10 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from planlint.engine import Finding, Report
-from planlint.messages import json_text, sanitize
+from planlint import __version__
+from planlint.core.messages import json_text, sanitize
+from planlint.core.model import Finding, Report
+from planlint.rules import RULES
 
 VERSION = 1
 _CODE = re.compile(r"^PL[0-9]{3}$")
@@ -63,9 +65,6 @@ def key_of(finding: Finding, base_dir: str) -> Key:
 
 def write_baseline(baseline: str, report: Report) -> tuple[int, int]:
     """Write every finding of `report` to `baseline`; (findings, entries) written."""
-    from planlint import __version__
-    from planlint.rules import RULES
-
     base_dir = _base_dir(baseline)
     counts = Counter(key_of(f, base_dir) for f in report.findings)
     entries = [

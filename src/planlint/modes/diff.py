@@ -22,12 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planlint import suppressions as supp
-from planlint.config import Config
-from planlint.engine import _SKIP_DIRS, YAML_SUFFIXES, FileResult, Report, UsageError, discover, finish, is_plan, lint_file, make_finding, place
-from planlint.loader import decode, load_file, load_text
-from planlint.messages import sanitize, show
-from planlint.positions import START
+from planlint.core import suppressions as supp
+from planlint.core.config import Config
+from planlint.core.loader import decode, load_file, load_text
+from planlint.core.messages import sanitize, show
+from planlint.core.model import FileResult, Report, UsageError, is_plan
+from planlint.core.positions import START
+from planlint.engine.discovery import _SKIP_DIRS, YAML_SUFFIXES, discover
+from planlint.engine.lint import lint_file, make_finding, place
+from planlint.engine.run import finish
 from planlint.rules import DIFF_RULES, PlanContext
 from planlint.rules.diff import PlanChange
 

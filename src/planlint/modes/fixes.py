@@ -33,12 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from planlint.atomic import write_atomically
-from planlint.currencies import ISO_4217
-from planlint.loader import YamlFloat, YamlInt, _number, _resolve_plain, decode, load_text, scalar_text
-from planlint.messages import sanitize, show
-from planlint.pinning import floating_reason
-from planlint.positions import Positions, Route, yaml_path
+from planlint.core.atomic import write_atomically
+from planlint.core.currencies import ISO_4217
+from planlint.core.floating import floating_reason
+from planlint.core.loader import decode, load_text
+from planlint.core.messages import sanitize, show
+from planlint.core.positions import Positions, Route, yaml_path
+from planlint.core.yaml_values import YamlFloat, YamlInt, parse_number, resolve_plain, scalar_text
+from planlint.engine.discovery import discover
+from planlint.engine.lint import lint_file
+from planlint.engine.run import finish
 
 FIXABLE = ("PL102", "PL302", "PL502", "PL503")
 NEWEST_WORDS = frozenset({"latest", "newest", "current", "head", "tip"})
@@ -139,7 +143,7 @@ def _render(value: str, style: str) -> str:
     """`value` as a YAML scalar that reads back as this string, in the original's style where possible."""
     if style == "'":
         return "'" + value.replace("'", "''") + "'"
-    if style == "plain" and _PLAIN_SAFE.match(value) and isinstance(_resolve_plain(value), str):
+    if style == "plain" and _PLAIN_SAFE.match(value) and isinstance(resolve_plain(value), str):
         return value
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -259,7 +263,7 @@ def _spend_fix(plan: _Plan) -> Iterator[Fix]:
     if parsed is None or site is None:
         return
     amount, currency = parsed
-    number = _number(amount)
+    number = parse_number(amount)
     if not isinstance(number, (YamlInt, YamlFloat)):
         return
     edits = [Edit(site.start, site.end, amount)]
@@ -406,8 +410,6 @@ def verified(original, new_text: str, fixes: list[Fix], limits) -> bool:
 
 def fix_paths(paths, config, extras: dict, *, write: bool = True) -> FixOutcome:
     """Lint, fix what was reported and can be fixed with certainty, and write (or diff) the files."""
-    from planlint.engine import discover, finish, lint_file
-
     results = []
     for display, path, explicit in discover(paths, config):
         result = lint_file(display, path, explicit, config, extras)

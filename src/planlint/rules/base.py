@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from planlint.positions import Route
+from planlint.core.positions import Route
 
 ERROR = "error"
 WARNING = "warning"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator
 
-from planlint.currencies import ISO_4217
-from planlint.messages import show
+from planlint.core.currencies import ISO_4217
+from planlint.core.messages import show
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
 
 

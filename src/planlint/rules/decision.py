@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
-from planlint.messages import show
+from planlint.core.messages import show
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
 
 

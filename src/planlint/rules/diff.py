@@ -1,7 +1,7 @@
 """Diff-mode rules: PL701-PL704, a plan compared with its version at the base revision.
 
 These rules run only with `--diff-base REV`. They never touch git: diff mode
-(`planlint.diff_mode`) reads the base version of each changed plan and hands
+(`planlint.modes.diff`) reads the base version of each changed plan and hands
 it to them as data in `ctx.extras`:
 
 * `ctx.extras["base"]`: the plan's data at the merge-base (a dict), or absent
@@ -27,8 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from planlint.loader import YamlFloat, YamlInt, scalar_text
-from planlint.messages import sanitize, show
+from planlint.core.messages import sanitize, show
+from planlint.core.positions import yaml_path
+from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
 from planlint.rules.budget import spend_amount
 
@@ -109,8 +110,6 @@ def first_change(base: Any, head: Any, route: tuple) -> tuple[tuple, str] | None
 
 
 def _describe(base_value: Any, head_value: Any, kind: str, route: tuple) -> str:
-    from planlint.positions import yaml_path
-
     where = sanitize(yaml_path(route))  # keys come from the plan
     if len(where) > 120:
         where = where[:119] + "…"

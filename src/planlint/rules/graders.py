@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from planlint.loader import scalar_text
-from planlint.messages import show
-from planlint.pinning import floating_reason
+from planlint.core.floating import floating_reason
+from planlint.core.messages import show
+from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
 
 

@@ -15,7 +15,9 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from planlint.messages import show
+from planlint.core.messages import show
+from planlint.core.paths import repository_root
+from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, PlanContext, Problem, rule
 
 _RESULT = "_split_data"
@@ -47,8 +49,6 @@ def _inside_the_checkout(path: Path, ctx: PlanContext) -> bool:
     """Is `path`, links resolved, inside the working directory, the config's directory or the plan's repository?"""
     import os
 
-    from planlint.formats.locations import _root_for
-
     real = os.path.realpath(path)
     roots = {os.path.realpath(os.getcwd())}
     root = getattr(ctx.config, "root", None)
@@ -56,7 +56,7 @@ def _inside_the_checkout(path: Path, ctx: PlanContext) -> bool:
         roots.add(os.path.realpath(root))
     plan_file = ctx.extras.get("file")
     if plan_file is not None:
-        roots.add(os.path.realpath(_root_for(os.path.dirname(os.path.abspath(plan_file)))))
+        roots.add(os.path.realpath(repository_root(os.path.dirname(os.path.abspath(plan_file)))))
     for base in roots:
         try:
             if os.path.commonpath([real, base]) == base:
@@ -76,7 +76,7 @@ def _local_paths(ctx: PlanContext) -> dict | None:
 def inputs(ctx: PlanContext) -> list[Path]:
     """Every path the data checks look at for this plan, in the order they do
     (up to the first regular file for each split): what a cached result of
-    this plan also depends on (planlint.parallel)."""
+    this plan also depends on (planlint.engine.parallel)."""
     paths = _local_paths(ctx)
     if paths is None:
         return []
@@ -120,8 +120,8 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
             ctx.extras.setdefault("data_skipped", []).extend(paths[split] for split in absent)
         return problems
     boundary = ctx.mapping("splits", "boundary") or {}
-    from planlint.loader import scalar_text
-    from planlint.split_data import check_split_data
+    # Deliberately lazy: the split-file readers load only for plans whose split files are here.
+    from planlint.services.split_data import check_split_data
 
     def text(value):
         return scalar_text(value) if value is not None and not isinstance(value, (dict, list)) else None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from planlint.messages import show
-from planlint.pinning import floating_reason
+from planlint.core.floating import floating_reason
+from planlint.core.messages import show
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from planlint.messages import show
-from planlint.publications import NOT_PUBLISHED, UNKNOWN, Publications, pinned_ref
+from planlint.core.messages import show
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, rule
+from planlint.services.publications import NOT_PUBLISHED, UNKNOWN, Publications, pinned_ref
 
 _SHOWN = 3  # published values quoted in a message
 

@@ -17,8 +17,8 @@ import json
 from functools import lru_cache
 from typing import Any, Iterator
 
-from planlint.messages import show
-from planlint.positions import Route, yaml_path
+from planlint.core.messages import show
+from planlint.core.positions import Route, yaml_path
 from planlint.rules.base import Problem
 
 # Absent keys reported by their own rule (the route of the missing key).
@@ -142,7 +142,8 @@ def _resolve(schema: dict) -> dict:
 @lru_cache(maxsize=1)
 def _compiled():
     """The schema compiled to closures (schema_compiled.py), or None: then jsonschema validates."""
-    from planlint.schema_compiled import Unsupported, compile_schema
+    # Deliberately lazy: compiled once per process, when PL003 first runs.
+    from planlint.rules.schema_compiled import Unsupported, compile_schema
 
     try:
         return compile_schema(plan_schema())

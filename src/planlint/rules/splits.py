@@ -6,8 +6,8 @@ import datetime as _dt
 import posixpath
 from typing import Any, Iterator
 
-from planlint.loader import scalar_text
-from planlint.messages import show
+from planlint.core.messages import show
+from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
 
 

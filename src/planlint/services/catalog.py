@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from planlint.loader import YamlFloat, YamlInt, load_file, scalar_text
-from planlint.messages import show
+from planlint.core.loader import load_file
+from planlint.core.messages import show
+from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 
 # section -> the key each entry lists its published values under
 SECTIONS = {"datasets": "releases", "graders": "versions"}

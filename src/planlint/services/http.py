@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urljoin, urlsplit
 
+from planlint.core.messages import sanitize
+
 DEFAULT_TIMEOUT = (5.0, 30.0)  # seconds: connect, read
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 USER_AGENT = "planlint"
@@ -303,8 +305,6 @@ def request_with_retries(
     waited = 0.0
     attempt = 0
     redirects = 0
-
-    from planlint.messages import sanitize  # a Location or Link header is the server's text
 
     def fail(message: str, **kwargs) -> HTTPError:
         return HTTPError(sanitize(scrub(prefix + message, secrets)), **kwargs)

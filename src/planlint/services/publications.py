@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from planlint.catalog import Catalog, CatalogError, load_catalog
-from planlint.loader import scalar_text
-from planlint.pinning import floating_reason
+from planlint.core.floating import floating_reason
+from planlint.core.registry_settings import parse_settings
+from planlint.core.yaml_values import scalar_text
+from planlint.services.catalog import Catalog, CatalogError, load_catalog
+from planlint.services.registry import Cache, Registry, RegistryError
 
 PUBLISHED = "published"
 NOT_PUBLISHED = "not-published"
@@ -38,7 +40,7 @@ class Verdict:
 class Publications:
     def __init__(self, catalog: Catalog | None = None, registry=None) -> None:
         self.catalog = catalog
-        self.registry = registry  # planlint.registry.Registry when online
+        self.registry = registry  # planlint.services.registry.Registry when online
 
     def check(self, kind: str, name: str, value: str) -> Verdict | None:
         """Is `value` a published release/version of `name`? None when nothing can tell."""
@@ -149,8 +151,6 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
             raise PublicationsError(str(exc)) from None
     registry = None
     if config.registry is not None:
-        from planlint.registry import Cache, Registry, RegistryError, parse_settings
-
         try:
             settings = parse_settings(config.registry)
         except ValueError as exc:
@@ -181,18 +181,3 @@ def prefetch(publications: Publications, plans: Iterable[Any]) -> None:
         return
     keys = {ref for data in plans for ref in references(data)}
     publications.registry.prefetch(keys)
-
-
-def prefetch_paths(publications: Publications, paths: Iterable[str], config) -> None:
-    """Read the plans about to be linted and prefetch their pins (only when a registry is in use)."""
-    if publications.registry is None:
-        return
-    from planlint.engine import discover, is_plan
-    from planlint.loader import load_file
-
-    plans = []
-    for _display, path, _explicit in discover(paths, config):
-        loaded = load_file(path, config.parser_limits())
-        if not loaded.fatal and is_plan(loaded.data):
-            plans.append(loaded.data)
-    prefetch(publications, plans)

@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from planlint.split_data import _formats, _scan
-from planlint.split_data._formats import (
+from planlint.services.split_data import _formats, _scan
+from planlint.services.split_data._formats import (
     Fields,
     FileReport,
     MissingExtra,
@@ -39,7 +39,8 @@ from planlint.split_data._formats import (
     detect_format,
     row_hint,
 )
-from planlint.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
+from planlint.core.atomic import write_atomically
+from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
 
 #: Seconds the data checks of one plan may take (`data.time_budget`): about
 #: 20 million rows here; a gzip bomb or a file of empty lines stops there.
@@ -426,8 +427,6 @@ def _cache_write(path: Path, issues: list[DataIssue], notes: list[DataNote]) -> 
         "issues": [[issue.code, issue.split, issue.message] for issue in issues],
         "notes": [[note.split, note.message] for note in notes],
     }
-    from planlint.atomic import write_atomically
-
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, json.dumps(data, ensure_ascii=False))

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
-from planlint.split_data._values import DEFAULT_INPUT_FIELDS
+from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
 
 #: How much of a JSON Lines file is read, decoded and parsed at a time.
 CHUNK_BYTES = 4 << 20

@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from planlint.split_data._formats import (
+from planlint.services.split_data._formats import (
     FILE,
     CsvLayout,
     Fields,
@@ -32,7 +32,7 @@ from planlint.split_data._formats import (
     iter_batches,
     plan_units,
 )
-from planlint.split_data._values import (
+from planlint.services.split_data._values import (
     Cutoff,
     group_text,
     make_time_test,

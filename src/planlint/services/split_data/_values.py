@@ -12,7 +12,7 @@ import math
 import unicodedata
 from typing import Any, Callable
 
-from planlint.messages import sanitize
+from planlint.core.messages import sanitize
 
 #: The input fields tried, in order, when the plan does not configure
 #: `data.input_fields`: the first one present (and not null) in a row is used.

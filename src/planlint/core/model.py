@@ -1,0 +1,79 @@
+"""The results of a lint and what makes a file a plan.
+
+`Finding` is one problem at one place; `FileResult` is everything one file
+produced (findings, suppressions, notes, the data for repo-level and diff
+rules); `Report` is a whole run, what every output format renders.
+Every layer above core speaks these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from planlint.core.positions import Positions, Span
+
+PLAN_API_VERSION = "planlint/v1"
+PLAN_KIND = "ExperimentPlan"
+
+
+class UsageError(Exception):
+    """Bad paths or arguments: exit status 2."""
+
+
+def is_plan(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("apiVersion") == PLAN_API_VERSION and data.get("kind") == PLAN_KIND
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: str
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+    yaml_path: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code, self.yaml_path, self.message)
+
+
+@dataclass
+class FileResult:
+    path: str
+    is_plan: bool = False
+    findings: list[Finding] = field(default_factory=list)
+    suppressions: list = field(default_factory=list)
+    plan_name: str | None = None
+    name_span: Span | None = None
+    text: str | None = None
+    notes: list[str] = field(default_factory=list)  # not findings: e.g. rows a data check could not read
+    data_skipped: list[str] = field(default_factory=list)  # split paths not found locally
+    data: Any = None  # the plan's data, for repo-level and diff rules
+    positions: Positions | None = None
+    diff_checked: bool = False  # diff rules ran against a base version (diff mode)
+
+
+@dataclass
+class Report:
+    files: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # path -> text, for excerpts
+    paths: list[str] = field(default_factory=list)  # every file checked, in order
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "warning")

@@ -1,0 +1,3 @@
+"""The engine: a run (engine.run: discover, prefetch, lint, finish), one file (engine.lint),
+discovery, the process pool (engine.parallel) and the result cache. Imports rules, services, core.
+"""

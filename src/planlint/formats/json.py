@@ -1,0 +1,16 @@
+"""The JSON format: version, file count, findings and the error and warning counts."""
+
+from __future__ import annotations
+
+from planlint.core.messages import json_text
+from planlint.core.model import Report
+
+
+def format_json(report: Report, **_: object) -> str:
+    payload = {
+        "version": 1,
+        "files": report.files,
+        "findings": [f.to_dict() for f in report.findings],
+        "summary": {"errors": report.errors, "warnings": report.warnings},
+    }
+    return json_text(payload) + "\n"
