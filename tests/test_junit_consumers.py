@@ -61,7 +61,7 @@ def test_valid_against_jenkins_junit_10_xsd(junit_file, planlint, tmp_path):
     path, _ = junit_file
     schema.validate(str(path))
     # a run with no plan, and one with a deleted plan's finding, too
-    from planlint.engine import Finding, Report
+    from planlint.core.model import Finding, Report
     from planlint.formats.junit import format_junit
 
     schema.validate(format_junit(Report()))
