@@ -85,12 +85,31 @@ def test_readme_workflow_is_least_privilege():
     from ruamel.yaml import YAML
 
     workflow = YAML(typ="safe").load(readme_workflow())
-    assert list(workflow[True] if True in workflow else workflow["on"]) == ["pull_request"]
+    triggers = workflow[True] if True in workflow else workflow["on"]
+    assert list(triggers) == ["pull_request", "push"]  # never pull_request_target
+    assert triggers["push"] == {"branches": ["main"]}
     assert workflow["permissions"] == {}
     job = workflow["jobs"]["planlint"]
+    assert job["if"] == "github.event_name == 'pull_request'"
     assert job["permissions"] == {"contents": "read", "security-events": "write", "pull-requests": "write"}
     checkout = job["steps"][0]
     assert checkout["with"] == {"persist-credentials": False, "fetch-depth": 0}
+
+
+def test_readme_workflow_analyses_main_for_code_scanning():
+    """Code scanning compares a pull request's alerts with the base branch's analysis in the same category."""
+    from ruamel.yaml import YAML
+
+    workflow = YAML(typ="safe").load(readme_workflow())
+    job = workflow["jobs"]["code-scanning"]
+    assert job["if"] == "github.event_name == 'push'"
+    assert job["permissions"] == {"contents": "read", "security-events": "write"}  # no comment, no pull-requests
+    steps = job["steps"]
+    assert steps[0]["with"] == {"persist-credentials": False}
+    assert "comment" not in steps[1]["with"] and steps[1]["uses"].startswith("planlint/planlint@")
+    pr_upload = workflow["jobs"]["planlint"]["steps"][-1]
+    assert steps[-1]["uses"] == pr_upload["uses"] and steps[-1]["uses"].startswith("github/codeql-action/upload-sarif@")
+    assert steps[-1]["with"]["category"] == pr_upload["with"]["category"] == "planlint"
 
 
 def test_inputs_reach_scripts_only_through_env_and_uses_are_pinned():
