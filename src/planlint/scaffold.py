@@ -4,7 +4,9 @@ The template passes the schema and the pinning, split and grader rules, but
 fails on purpose until the author makes the decisions no template can make:
 the baseline (PL404), the spending cap (PL501) and, for SFT, the review of the
 target answers (PL605). Placeholders read `TODO...` so that they are easy to
-find. The templates are package data: `planlint/data/init-{grpo,sft}.yaml`.
+find. The templates are package data: `planlint/data/init-{grpo,sft}.yaml`;
+the written plan starts with the yaml-language-server modeline naming the
+published schema, so editors validate, complete and explain it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from planlint.core.messages import show
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 DEFAULT_NAME = "new-experiment"
+# The published JSON Schema, for editors: yaml-language-server (VS Code's YAML
+# extension and others) reads the modeline on a plan's first line.
+SCHEMA_URL = "https://raw.githubusercontent.com/planlint/planlint/main/schemas/plan.schema.json"
+MODELINE = f"# yaml-language-server: $schema={SCHEMA_URL}"
 METHODS = ("grpo", "sft")
 
 
@@ -25,7 +31,7 @@ def template(method: str, name: str, path: str) -> str:
     from importlib.resources import files
 
     text = files("planlint").joinpath(f"data/init-{method}.yaml").read_text(encoding="utf-8")
-    return text.replace("__NAME__", name).replace("__PATH__", path)
+    return MODELINE + "\n" + text.replace("__NAME__", name).replace("__PATH__", path)
 
 
 def _error(message: str) -> int:
