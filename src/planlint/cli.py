@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-SUBCOMMANDS = ("explain", "rules", "schema", "init", "comment")
+SUBCOMMANDS = ("explain", "rules", "schema", "init", "comment", "server")
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
 MAX_NOTES = 10
 REPORT_URL = "https://github.com/planlint/planlint/issues"
@@ -30,7 +30,7 @@ def _lint_parser() -> argparse.ArgumentParser:
         prog="planlint",
         description="Lint ML post-training experiment plans (planlint/v1).",
         epilog="Other commands: planlint explain CODE | planlint rules [--format json] | planlint schema | planlint init [NAME]"
-        " | planlint comment --report REPORT.json",
+        " | planlint comment --report REPORT.json | planlint server",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to lint (default: plans/)")
     parser.add_argument("-V", "--version", action="version", version=_version_text(), help="print planlint's version and exit")
@@ -392,6 +392,10 @@ def _subcommand(name: str, argv: list[str]) -> int:
             return pr_comment.main(argv)
         except pr_comment.UsageError as exc:
             raise _Exit(2, str(exc)) from None
+    if name == "server":
+        from planlint import server
+
+        return server.main(argv)
     raise _Exit(2, f"unknown command {name}")  # pragma: no cover
 
 

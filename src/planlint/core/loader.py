@@ -488,6 +488,17 @@ def _merge(frame: _Frame, span: Span) -> None:
                     target[key] = item
 
 
+def load_bytes(raw: bytes, limits: Limits = Limits()) -> Loaded:
+    """What load_file gives for a file holding `raw` (the language server's unsaved buffers)."""
+    if len(raw) > limits.max_file_size:
+        problem = _unreadable(f"file is {len(raw):,} bytes, over the {limits.max_file_size:,}-byte limit (max_file_size)")
+        return Loaded(text=None, problems=[problem], fatal=True)
+    text, problem = decode(raw)
+    if problem is not None:
+        return Loaded(text=None, problems=[problem], fatal=True)
+    return load_text(text, limits)
+
+
 def load_file(path: Path, limits: Limits = Limits()) -> Loaded:
     text, problem = read_text(path, limits.max_file_size)
     if problem is not None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from planlint.core import suppressions as supp
 from planlint.core.config import Config
-from planlint.core.loader import Loaded, load_file
+from planlint.core.loader import Loaded, load_bytes, load_file
 from planlint.core.messages import sanitize, show
 from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, FileResult, Finding, is_plan
 from planlint.core.positions import Positions, Span, START, yaml_path
@@ -26,9 +26,12 @@ def _looks_like_plan(path: Path) -> bool:
     """Sniff a file that failed to load: is it meant to be a plan?"""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(64 * 1024)
+            return _mentions_plan(fh.read(64 * 1024))
     except OSError:
         return False
+
+
+def _mentions_plan(head: bytes) -> bool:
     return b"ExperimentPlan" in head or PLAN_API_VERSION.encode() in head
 
 
@@ -58,8 +61,10 @@ def place(problem: Problem, positions: Positions) -> Span:
     return positions.resolve(problem.route, problem.missing)
 
 
-def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: dict | None = None) -> FileResult | None:
+def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: dict | None = None, *, content: bytes | None = None) -> FileResult | None:
     """Lint one file. None when a discovered file turns out not to be a plan.
+
+    `content`: the file's bytes as an editor holds them (the language server), instead of reading `path`.
 
     `limits.time_budget` bounds the whole file: reading and parsing (checked
     while streaming), then schema validation and each rule (checked between
@@ -68,10 +73,10 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
     """
     limits = config.parser_limits()
     deadline = time.monotonic() + limits.time_budget
-    loaded: Loaded = load_file(path, limits)
+    loaded: Loaded = load_file(path, limits) if content is None else load_bytes(content, limits)
     result = FileResult(display, text=loaded.text)
     if loaded.fatal:
-        if not explicit and not _looks_like_plan(path):
+        if not explicit and not (_looks_like_plan(path) if content is None else _mentions_plan(content[:64 * 1024])):
             return None
         result.is_plan = True
         for problem in loaded.problems:
