@@ -20,6 +20,7 @@ _ALL: tuple[Rule, ...] = (
     pinning.dataset_release_floating,
     pinning.model_revision_unpinned,
     pinning.runtime_version_unpinned,
+    pinning.split_path_floating,
     published.release_not_published,
     published.grader_version_not_published,
     # splits

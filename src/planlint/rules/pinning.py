@@ -1,12 +1,13 @@
-"""Release and version pinning: PL101-PL104."""
+"""Release and version pinning: PL101-PL104, and split paths that float (PL107)."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from planlint.core.floating import floating_reason
 from planlint.core.messages import show
-from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
+from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
 
 
 @rule("PL101", "dataset-release-missing", ERROR)
@@ -122,3 +123,87 @@ def runtime_version_unpinned(ctx: PlanContext) -> Iterator[Problem]:
     reason = floating_reason(runtime["version"])
     if reason:
         yield Problem(("runtime", "version"), f"runtime.version {show(runtime['version'])} is floating ({reason}): pin one exact version")
+
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_HF = re.compile(r"^hf://(?P<kind>datasets|spaces|models)/(?P<org>[^/@]+)/(?P<name>[^/@]+)(?:@(?P<revision>[^/]*))?(?P<file>/.*)?$")
+
+
+def split_path_pin(path: str) -> tuple[str, str, str] | None:
+    """(severity, why it floats, the pinned form) for a split path that can change under the same name; None if pinned.
+
+    Local paths are pinned by the commit that holds them. `hf://` needs a
+    commit hash as its revision; an object-store key needs its version
+    (`?versionId=` on S3, `#generation` on GCS); an `https://` URL has no
+    version at all.
+    """
+    scheme, sep, rest = path.partition("://")
+    if not sep:
+        return None
+    scheme = scheme.lower()
+    if scheme == "hf":
+        match = _HF.match(path)
+        if match and match.group("revision") and _COMMIT.match(match.group("revision")):
+            return None
+        if match:
+            pinned = f"hf://{match.group('kind')}/{match.group('org')}/{match.group('name')}@<commit sha>{match.group('file') or ''}"
+            why = "has no revision, so it reads whatever was pushed last" if not match.group("revision") else \
+                f"names the revision {show(match.group('revision'))}, a branch or tag that can move, not a commit hash"
+        else:
+            pinned, why = "hf://datasets/ORG/NAME@<commit sha>/FILE", "is not of the form hf://datasets/ORG/NAME@REVISION/FILE with a commit hash"
+        return ERROR, why, pinned
+    if scheme == "s3":
+        if re.search(r"[?&]versionId=[^&]+", rest):
+            return None
+        return WARNING, "names an object key without a version, and the object can be overwritten under that key", f"{path}?versionId=<version id>"
+    if scheme in ("gs", "gcs"):
+        if re.search(r"#\d+$", rest):
+            return None
+        return WARNING, "names an object without a generation, and the object can be overwritten under that name", f"{path}#<generation>"
+    if scheme in ("https", "http"):
+        return WARNING, "is a URL, and what it serves can be replaced under the same name", \
+            "a versioned location such as s3://BUCKET/KEY?versionId=<version id> or hf://datasets/ORG/NAME@<commit sha>/FILE"
+    return None
+
+
+@rule("PL107", "split-path-floating", ERROR)
+def split_path_floating(ctx: PlanContext) -> Iterator[Problem]:
+    """A split's `path` points at data that can change under the same name.
+
+    A floating data reference is a floating release: the rows trained and
+    evaluated on must be the rows that were reviewed. An `hf://` path without
+    a commit hash as its revision follows whatever was pushed last (error).
+    An object-store key can be overwritten, and an `https://` URL can serve
+    something else tomorrow (warnings): pin `s3://` with `?versionId=`,
+    `gs://` with `#generation`. Local paths are pinned by the commit.
+
+    Example (fails):
+        splits:
+          train:
+            path: hf://datasets/acme/retail-refunds/train.parquet
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            group_key: customer_id
+    Example (passes):
+        splits:
+          train:
+            path: hf://datasets/acme/retail-refunds@3f2a9c1d5e7b8a0f4c6d2e1b9a8c7d6e5f4a3b2c/train.parquet
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            group_key: customer_id
+    """
+    splits = ctx.mapping("splits")
+    if splits is None:
+        return
+    for name, split in splits.items():
+        if name == "boundary" or not isinstance(split, dict) or not isinstance(split.get("path"), str):
+            continue
+        found = split_path_pin(split["path"].strip())
+        if found is None:
+            continue
+        severity, why, pinned = found
+        yield Problem(("splits", name, "path"), f"splits.{name}.path {show(split['path'])} {why}: pin it, e.g. {pinned}", severity=severity)
