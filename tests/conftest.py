@@ -66,6 +66,18 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_key_outside_home(tmp_path_factory):
+    """The caches' sealing key (planlint.core.cache_seal) in a temporary directory, for this process and its children."""
+    previous = os.environ.get("PLANLINT_CACHE_KEY")
+    os.environ["PLANLINT_CACHE_KEY"] = str(tmp_path_factory.mktemp("cache-key") / "key")
+    yield
+    if previous is None:
+        os.environ.pop("PLANLINT_CACHE_KEY", None)
+    else:
+        os.environ["PLANLINT_CACHE_KEY"] = previous
+
+
 # --------------------------------------------------------------------------- HTTP timeout guard
 
 UNTIMED_REQUESTS: list[str] = []

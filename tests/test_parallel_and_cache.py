@@ -27,6 +27,7 @@ from planlint.engine import parallel
 from planlint.engine.cache import ResultCache
 from planlint.engine.lint import lint_file
 from planlint.engine.run import lint_paths
+from planlint.core.cache_seal import machine_key, seal
 
 sys.path.insert(0, str(ROOT / "bench"))
 from corpus import DEFECTS, make_plan, write_corpus  # noqa: E402
@@ -336,10 +337,11 @@ def test_many_segments_are_merged_and_old_entries_dropped(tmp_path, monkeypatch)
     assert {used_old, unused_old} <= set(entries)
     for segment in segments(cache_dir):  # both last used long ago
         content = json.loads(segment.read_bytes())
+        del content["mac"]
         for key in (used_old, unused_old):
             if key in content["entries"]:
                 content["entries"][key]["t"] -= cache_module.MAX_AGE + 10
-        segment.write_text(json.dumps(content), encoding="utf-8")
+        segment.write_text(seal(machine_key(), "results", content["run"], content), encoding="utf-8")  # as this machine would
     while len(segments(cache_dir)) < 3:  # the next new segment makes four: a merge
         extra = root / "plans" / f"extra-{len(segments(cache_dir))}.yaml"
         write(extra, f"note: {extra.name}\n")

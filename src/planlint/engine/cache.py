@@ -8,7 +8,9 @@ finding, plus the content of a configured catalog) and the same per-run
 services (the catalog as the rules see it; `parallel.services_fingerprint`),
 and while the other files it was computed from (the split files the data
 rules read) are as they were: size, modification and change time, inode.
-Anything else is a miss.
+Anything else is a miss, and so is every segment this machine did not write:
+segments are sealed with the machine's key (`planlint.core.cache_seal`), so one
+committed into the checkout's `.planlint_cache/` is ignored.
 
 What is cached is `engine.lint_file`'s FileResult *before* `engine.finish`:
 findings, suppressions with their use marks, and the plan name and its span,
@@ -44,6 +46,7 @@ from typing import Any
 
 from planlint import __version__
 from planlint.core.atomic import write_atomically
+from planlint.core.cache_seal import machine_key, seal, unseal
 from planlint.core.config import Config
 from planlint.core.loader import read_text
 from planlint.core.messages import show
@@ -170,7 +173,8 @@ class ResultCache:
         self.root = Path(directory)
         self._bind(run_key(config))
         self.max_file_size = config.max_file_size
-        self.writable = True
+        self.seal_key = machine_key(config.root)
+        self.writable = self.seal_key is not None  # no key: nothing is trusted, so nothing is kept
         self.hits = 0
         self.stores = 0
         self._entries: dict[str, Any] | None = None  # key -> {"t": time, "r": result}, read on first lookup
@@ -236,6 +240,8 @@ class ResultCache:
 
     def _load(self) -> None:
         self._entries = {}
+        if self.seal_key is None:
+            return
         try:
             names = sorted(n for n in os.listdir(self.directory) if n.endswith(".json") and not n.startswith("."))
         except OSError:
@@ -249,8 +255,8 @@ class ResultCache:
     def _read_segment(self, name: str) -> dict | None:
         try:
             with open(os.path.join(self.directory, name), "rb") as fh:
-                segment = json.loads(fh.read())
-            if segment.get("run") != self.key or not isinstance(segment.get("entries"), dict):
+                segment = unseal(self.seal_key, "results", self.key, fh.read())
+            if segment is None or segment.get("run") != self.key or not isinstance(segment.get("entries"), dict):
                 return None
             return segment["entries"]
         except (OSError, ValueError, AttributeError):
@@ -288,7 +294,7 @@ class ResultCache:
 
     def _write_segment(self, entries: dict) -> str | None:
         try:
-            payload = json.dumps({"format": FORMAT, "run": self.key, "entries": entries}, ensure_ascii=False, separators=(",", ":"))
+            payload = seal(self.seal_key, "results", self.key, {"format": FORMAT, "run": self.key, "entries": entries})
         except (TypeError, ValueError):
             return None
         final = os.path.join(self.directory, f"s-{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json")

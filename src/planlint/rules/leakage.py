@@ -134,6 +134,7 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
         cutoff=text(boundary.get("cutoff")) if text(boundary.get("time_key")) else None,
         input_fields=settings.get("input_fields"),
         cache_dir=Path(cache_dir) if cache_dir else None,
+        project_root=Path(ctx.config.root) if ctx.config is not None else None,
         **({"time_budget": settings["time_budget"]} if "time_budget" in settings else {}),
     )
     for issue in issues:

@@ -163,7 +163,7 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
             cache = None
             if use_cache:
                 directory = Path(cache_dir) if cache_dir else Path(config.cache_dir) if config.cache_dir else Path(config.root) / ".planlint_cache"
-                cache = Cache(directory, settings.cache_ttl)
+                cache = Cache(directory, settings.cache_ttl, Path(config.root))
             try:
                 registry = Registry(settings, cache, environ)
             except RegistryError as exc:

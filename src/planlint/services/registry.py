@@ -29,6 +29,7 @@ from typing import Iterable
 from urllib.parse import quote
 
 from planlint.core.atomic import write_atomically
+from planlint.core.cache_seal import machine_key, seal, unseal
 from planlint.core.registry_settings import RegistrySettings
 from planlint.services.http import Client, HTTPError, RetryPolicy, Secret
 
@@ -51,22 +52,30 @@ def segment(value: str) -> str | None:
 
 
 class Cache:
-    """Registry answers on disk, one small JSON file per URL, written atomically."""
+    """Registry answers on disk, one small JSON file per URL, written atomically.
 
-    def __init__(self, directory: Path, ttl: float) -> None:
+    Entries are sealed with this machine's key (`planlint.core.cache_seal`): an
+    answer committed into the checkout's cache directory is not believed.
+    With no usable key the cache reads and writes nothing.
+    """
+
+    def __init__(self, directory: Path, ttl: float, project_root: Path | None = None) -> None:
         self.directory = Path(directory)
         self.ttl = ttl
         self.broken: str | None = None  # why writing failed, once
+        self.key = machine_key(project_root)
 
     def _file(self, url: str) -> Path:
         return self.directory / "registry" / (hashlib.sha256(url.encode("utf-8")).hexdigest()[:40] + ".json")
 
     def get(self, url: str):
-        """(status, data) when a fresh answer is stored, else None."""
+        """(status, data) when a fresh answer that this machine stored is there, else None."""
+        if self.key is None:
+            return None
         try:
-            with open(self._file(url), encoding="utf-8") as fh:
-                entry = json.load(fh)
-        except (OSError, ValueError):
+            with open(self._file(url), "rb") as fh:
+                entry = unseal(self.key, "registry", url, fh.read(4 << 20))
+        except OSError:
             return None
         if not isinstance(entry, dict) or entry.get("url") != url or not isinstance(entry.get("stored"), (int, float)):
             return None
@@ -77,12 +86,12 @@ class Cache:
         return status, entry.get("data")
 
     def put(self, url: str, status: int, data=None) -> None:
-        if self.broken or self.ttl <= 0:
+        if self.broken or self.ttl <= 0 or self.key is None:
             return
         target = self._file(url)
         try:
             self._prepare(target.parent)
-            write_atomically(target, json.dumps({"url": url, "status": status, "data": data, "stored": time.time()}))
+            write_atomically(target, seal(self.key, "registry", url, {"url": url, "status": status, "data": data, "stored": time.time()}))
         except OSError as exc:
             self.broken = f"cannot write the cache in {self.directory} ({exc.strerror or type(exc).__name__}); answers were not saved"
 

@@ -40,6 +40,7 @@ from planlint.services.split_data._formats import (
     row_hint,
 )
 from planlint.core.atomic import write_atomically
+from planlint.core.cache_seal import machine_key, seal, unseal
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
 
 #: Seconds the data checks of one plan may take (`data.time_budget`): about
@@ -85,6 +86,7 @@ def check_split_data(
     input_fields: list[str] | None,
     cache_dir: Path | None,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
+    project_root: Path | None = None,
 ) -> tuple[list[DataIssue], list[DataNote]]:
     """Check two existing split files against each other.
 
@@ -94,6 +96,8 @@ def check_split_data(
     the same normalized input occurs in both files. The time check runs only
     with both `time_key` and a valid `cutoff` (PL204 reports a bad one).
     Never raises for bad data: unreadable rows and files become notes.
+    Results are cached in `cache_dir` only when sealed with this machine's
+    key (`planlint.core.cache_seal`; a key inside `project_root` is refused).
     """
     train_path, eval_path = Path(train_path), Path(eval_path)
     group_key = str(group_key) if group_key is not None and str(group_key) != "" else None
@@ -130,13 +134,16 @@ def check_split_data(
         "input_fields": list(inputs) if inputs else None,
     }
     cache_file: Path | None = None
+    seal_key = None
     if cache_dir is not None:
+        seal_key = machine_key(project_root)
+    if seal_key is not None:
         try:
             key = _cache_key(params, train_path, eval_path)
         except OSError as error:
             return [], [DataNote(None, f"could not read the split files ({_os_error(error)}); data-aware checks skipped")]
         cache_file = Path(cache_dir) / "split-data" / f"{key}.json"
-        cached = _cache_read(cache_file)
+        cached = _cache_read(cache_file, seal_key, key)
         if cached is not None:
             return cached
 
@@ -153,7 +160,7 @@ def check_split_data(
     finally:
         _formats.DEADLINE = None
     if cache_file is not None:
-        _cache_write(cache_file, issues, notes)
+        _cache_write(cache_file, issues, notes, seal_key, cache_file.stem)
     return issues, notes
 
 
@@ -408,10 +415,11 @@ def _cache_key(params: dict, train_path: Path, eval_path: Path) -> str:
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _cache_read(path: Path) -> tuple[list[DataIssue], list[DataNote]] | None:
+def _cache_read(path: Path, seal_key: bytes, key: str) -> tuple[list[DataIssue], list[DataNote]] | None:
+    """The entry stored under `key`, if this machine sealed it (a committed entry is not trusted)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(path, "rb") as handle:
+            data = unseal(seal_key, "split-data", key, handle.read(4 << 20))
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
             return None
         issues = [DataIssue(str(code), str(split), str(message)) for code, split, message in data["issues"]]
@@ -421,7 +429,7 @@ def _cache_read(path: Path) -> tuple[list[DataIssue], list[DataNote]] | None:
         return None
 
 
-def _cache_write(path: Path, issues: list[DataIssue], notes: list[DataNote]) -> None:
+def _cache_write(path: Path, issues: list[DataIssue], notes: list[DataNote], seal_key: bytes, key: str) -> None:
     data = {
         "version": CACHE_VERSION,
         "issues": [[issue.code, issue.split, issue.message] for issue in issues],
@@ -429,6 +437,6 @@ def _cache_write(path: Path, issues: list[DataIssue], notes: list[DataNote]) -> 
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, json.dumps(data, ensure_ascii=False))
+        write_atomically(path, seal(seal_key, "split-data", key, data))
     except OSError:
         pass  # a cache that cannot be written is only a slower next run

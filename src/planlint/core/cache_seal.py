@@ -1,0 +1,154 @@
+"""Cache entries this machine wrote, and no others: an HMAC under a key kept outside the repository.
+
+The cache directory lives in the checkout (`.planlint_cache/` by default), and
+a pull request can commit files there: a split-data entry saying "no leak", a
+registry answer saying "published", a result segment saying "no findings".
+So every cache (results, split-data checks, registry answers) seals what it
+writes and trusts only what it can unseal:
+
+* the key is 32 random bytes in the user's cache directory
+  (`$XDG_CACHE_HOME/planlint/key`, else `~/.cache/planlint/key`; on Windows
+  `%LOCALAPPDATA%\\planlint\\key`), created once with mode 0600, never inside
+  the project and never read through a symbolic link;
+* an entry is a JSON object whose `"mac"` is HMAC-SHA256 over the cache's
+  name, the entry's identity (the lookup key it is stored under) and the
+  canonical JSON of the rest, so an entry cannot be forged, edited, or
+  replayed under another identity or into another cache;
+* with no usable key (no home directory, read-only, a key file that is a
+  link or readable by others) nothing is read from or written to the caches:
+  the run is slower, never wrong.
+
+`PLANLINT_CACHE_KEY` names another key file (tests, unusual set-ups); like
+every environment variable it is the caller's choice, not the repository's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+KEY_BYTES = 32
+_KEYS: dict[str, bytes | None] = {}  # key file -> key (None: unusable), once per process
+
+
+def key_file() -> Path | None:
+    """Where the key is kept: $PLANLINT_CACHE_KEY, else the user's cache directory."""
+    explicit = os.environ.get("PLANLINT_CACHE_KEY")
+    if explicit:
+        return Path(explicit)
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "planlint" / "key"
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base or not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if home == "~" or not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "planlint" / "key"
+
+
+def machine_key(project_root: str | os.PathLike | None = None) -> bytes | None:
+    """This machine's key (created on first use), or None when there is no safe one.
+
+    A key file inside `project_root` is refused: files there may have come
+    with the checkout.
+    """
+    path = key_file()
+    if path is None:
+        return None
+    if project_root is not None and _inside(path, project_root):
+        return None
+    name = str(path)
+    if name not in _KEYS:
+        _KEYS[name] = _read_or_create(path)
+    return _KEYS[name]
+
+
+def _inside(path: Path, root: str | os.PathLike) -> bool:
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    try:
+        return os.path.commonpath([real, real_root]) == real_root
+    except ValueError:
+        return False
+
+
+def _read_or_create(path: Path, create: bool = True) -> bytes | None:
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, os.O_RDONLY | nofollow)
+    except FileNotFoundError:
+        return _create(path) if create else None
+    except OSError:
+        return None  # a link (O_NOFOLLOW), unreadable: no key
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_size != KEY_BYTES:
+            return None
+        if os.name == "posix" and (status.st_mode & 0o077 or status.st_uid != os.getuid()):
+            return None  # others could read (or replace) it
+        data = os.read(fd, KEY_BYTES + 1)
+        return data if len(data) == KEY_BYTES else None
+    finally:
+        os.close(fd)
+
+
+def _create(path: Path) -> bytes | None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        return _read_or_create(path, create=False)  # another run created it meanwhile: use theirs
+    except OSError:
+        return None
+    key = os.urandom(KEY_BYTES)
+    try:
+        written = os.write(fd, key)
+    except OSError:
+        written = 0
+    finally:
+        os.close(fd)
+    return key if written == KEY_BYTES else None
+
+
+# --------------------------------------------------------------------------- sealing
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
+def _mac(key: bytes, cache: str, identity: str, body: dict) -> str:
+    message = cache.encode() + b"\0" + identity.encode("utf-8", "surrogatepass") + b"\0" + _canonical(body)
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def seal(key: bytes, cache: str, identity: str, body: dict) -> str:
+    """`body` as the JSON text of a sealed entry (body plus its "mac")."""
+    return json.dumps({**body, "mac": _mac(key, cache, identity, body)}, ensure_ascii=False, separators=(",", ":"))
+
+
+def unseal(key: bytes | None, cache: str, identity: str, text: str | bytes) -> dict | None:
+    """The entry's body when its MAC is this machine's for (`cache`, `identity`); else None."""
+    if key is None:
+        return None
+    try:
+        entry = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(entry, dict):
+        return None
+    mac = entry.pop("mac", None)
+    if not isinstance(mac, str):
+        return None
+    try:
+        expected = _mac(key, cache, identity, entry)
+    except (TypeError, ValueError):
+        return None
+    return entry if hmac.compare_digest(mac, expected) else None

@@ -1,0 +1,215 @@
+"""A pull request cannot commit cache entries that planlint believes (issue 10, item 2).
+
+Each test plays the attacker end to end: on their own machine (their own key)
+they run planlint, edit the cache entry it wrote so that it hides the finding,
+re-seal it with their key (the best forgery they can make), commit it into
+`.planlint_cache/` with `git add -f`, and the "CI" clones the repository and
+runs planlint in a fresh process with its own key. The finding must be
+reported. Each test also shows that the forged entry *would* be served under
+the attacker's key, so it fails if sealing stops mattering. An unsealed entry
+(the format before sealing) is tried as well.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REFERENCE_PLAN, run_process, write
+from planlint.core.cache_seal import seal
+from registry_server import RegistryServer
+
+pytestmark = pytest.mark.integration
+
+REF = REFERENCE_PLAN.read_text(encoding="utf-8")
+ATTACKER_KEY = bytes(range(32))
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.com",
+           "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd), "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
+
+
+def _commit_and_clone(repo: Path, elsewhere: Path) -> Path:
+    """Commit `repo` (forged cache included), move it to `elsewhere`, and clone it back to its own path.
+
+    The CI's checkout path is predictable (e.g. /home/runner/work/NAME/NAME) and
+    cache keys may include absolute paths, so the attacker prepares the entries
+    at the very path the CI will use.
+    """
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "add", "-f", ".planlint_cache")  # the cache's own .gitignore says '*': the attacker forces it
+    _git(repo, "commit", "-q", "-m", "a plan, and a cache that says it is fine")
+    repo.rename(elsewhere)
+    _git(elsewhere, "clone", "-q", str(elsewhere), str(repo))
+    assert list((repo / ".planlint_cache").rglob("*.json")), "the forged entry must reach the checkout"
+    return repo
+
+
+def _keys(tmp_path: Path) -> tuple[dict, dict]:
+    attacker = tmp_path / "attacker-home" / "key"
+    attacker.parent.mkdir(parents=True)
+    attacker.write_bytes(ATTACKER_KEY)
+    attacker.chmod(0o600)
+    return {"PLANLINT_CACHE_KEY": str(attacker)}, {"PLANLINT_CACHE_KEY": str(tmp_path / "ci-home" / "key")}
+
+
+def _reseal(path: Path, cache: str, identity: str, edit) -> None:
+    body = json.loads(path.read_text(encoding="utf-8"))
+    body.pop("mac")
+    edit(body)
+    path.write_text(seal(ATTACKER_KEY, cache, identity, body), encoding="utf-8")
+
+
+def _codes(result) -> list[str]:
+    return [f["code"] for f in result.json["findings"]]
+
+
+# --------------------------------------------------------------------------- split-data
+
+
+def _leaky_repo(repo: Path) -> None:
+    write(repo / "plans" / "plan.yaml", REF.replace("path: data/retail/train.jsonl", "path: data/train.jsonl").replace("path: data/retail/eval.jsonl", "path: data/eval.jsonl"))
+    rows = lambda prefix, customers: "".join(json.dumps({"id": f"{prefix}{i}", "customer_id": c, "created_at": "2026-05-01" if prefix == "t" else "2026-08-10", "prompt": f"{prefix} q {i}"}) + "\n" for i, c in enumerate(customers))  # noqa: E731
+    write(repo / "data" / "train.jsonl", rows("t", ["c-1", "c-2", "c-3"]))
+    write(repo / "data" / "eval.jsonl", rows("e", ["c-2", "e-9"]))  # c-2 is in both: PL207
+
+
+@pytest.mark.parametrize("forgery", ["resealed with the attacker's key", "unsealed"])
+def test_a_committed_split_data_entry_saying_no_leak_does_not_hide_pl207(tmp_path, forgery):
+    attacker_env, ci_env = _keys(tmp_path)
+    repo = tmp_path / "repo"
+    _leaky_repo(repo)
+    first = run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)
+    assert _codes(first) == ["PL207"], first
+    shutil_results(repo)  # only the split-data entry is committed
+    (entry,) = (repo / ".planlint_cache" / "split-data").glob("*.json")
+
+    def no_leak(body):
+        body["issues"] = []
+
+    _reseal(entry, "split-data", entry.stem, no_leak)
+    # Under the attacker's key the forged entry is served: the forgery is a good one.
+    assert _codes(run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)) == []
+    if forgery == "unsealed":
+        body = json.loads(entry.read_text(encoding="utf-8"))
+        del body["mac"]
+        entry.write_text(json.dumps(body), encoding="utf-8")
+    clone = _commit_and_clone(repo, tmp_path / "attacker-copy")
+    result = run_process("--format", "json", "plans/", cwd=clone, env=ci_env)
+    assert result.status == 1 and _codes(result) == ["PL207"], result
+
+
+def shutil_results(repo: Path) -> None:
+    """Drop the result cache, so the split-data entry alone decides."""
+    import shutil
+
+    shutil.rmtree(repo / ".planlint_cache" / "results", ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- result cache
+
+
+def test_a_committed_result_segment_saying_no_findings_is_not_served(tmp_path):
+    attacker_env, ci_env = _keys(tmp_path)
+    repo = tmp_path / "repo"
+    write(repo / "plans" / "plan.yaml", REF.replace('release: "2026.11.03"', "release: latest"))
+    # The attacker computes the run key exactly: same planlint, same working directory as the CI's.
+    first = run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)
+    assert "PL102" in _codes(first), first
+    (segment,) = (repo / ".planlint_cache" / "results").rglob("s-*.json")
+
+    def no_findings(body):
+        for entry in body["entries"].values():
+            entry["r"]["findings"] = []
+
+    _reseal(segment, "results", json.loads(segment.read_text(encoding="utf-8"))["run"], no_findings)
+    assert _codes(run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)) == []  # a good forgery
+    _commit_and_clone(repo, tmp_path / "attacker-copy")
+    assert list((repo / ".planlint_cache" / "results").rglob("s-*.json"))
+    result = run_process("--format", "json", "plans/", cwd=repo, env=ci_env)
+    assert result.status == 1 and "PL102" in _codes(result), result
+    # and the attacker's key still would have been fooled by it: only the key differs
+    assert _codes(run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)) == []
+
+
+# --------------------------------------------------------------------------- registry cache
+
+
+def test_a_committed_registry_answer_does_not_hide_pl105_online(tmp_path):
+    attacker_env, ci_env = _keys(tmp_path)
+    server = RegistryServer().start()
+    try:
+        server.published |= {("graders", "tau-retail-db-state", "1.4.2"), ("graders", "polite-tone-judge", "3.0.1")}
+        repo = tmp_path / "repo"
+        write(repo / ".planlint.yaml", json.dumps({"registry": {"url": server.url, "timeout": 2, "backoff": 0.01, "online": True}}) + "\n")
+        write(repo / "plans" / "plan.yaml", REF.replace('release: "2026.11.03"', 'release: "2026.12.24"'))  # never published
+        first = run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)
+        assert _codes(first) == ["PL105"], first
+        shutil_results(repo)
+        forged = 0
+        for entry in (repo / ".planlint_cache" / "registry").glob("*.json"):
+            url = json.loads(entry.read_text(encoding="utf-8"))["url"]
+
+            def published(body):
+                body["status"] = 200
+
+            _reseal(entry, "registry", url, published)
+            forged += 1
+        assert forged == 3
+        server.requests.clear()
+        assert _codes(run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)) == []  # a good forgery
+        shutil_results(repo)
+        assert server.requests == []  # it was the cache that answered
+        clone = _commit_and_clone(repo, tmp_path / "attacker-copy")
+        result = run_process("--format", "json", "plans/", cwd=clone, env=ci_env)
+        assert result.status == 1 and _codes(result) == ["PL105"], result
+        assert "/v1/datasets/retail-refunds/releases/2026.12.24" in server.paths()  # asked the registry, not the file
+    finally:
+        server.stop()
+
+
+# --------------------------------------------------------------------------- the key
+
+
+def test_the_key_is_created_private_and_a_linked_or_shared_key_is_not_used(tmp_path, monkeypatch):
+    from planlint.core import cache_seal
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(home / "planlint" / "key"))
+    monkeypatch.setattr(cache_seal, "_KEYS", {})
+    key = cache_seal.machine_key()
+    assert key is not None and len(key) == 32
+    assert (home / "planlint" / "key").stat().st_mode & 0o777 == 0o600
+    assert cache_seal.machine_key() == key
+    # A key file inside the project is refused (it could have come with the checkout).
+    assert cache_seal.machine_key(project_root=home) is None
+    # A key others can read, or a link to one, is not used.
+    for name, prepare in (("shared", lambda p: (p.write_bytes(b"k" * 32), p.chmod(0o644))), ("link", lambda p: p.symlink_to(home / "planlint" / "key"))):
+        path = tmp_path / name
+        prepare(path)
+        monkeypatch.setenv("PLANLINT_CACHE_KEY", str(path))
+        assert cache_seal.machine_key() is None, name
+    # An entry sealed for one identity or one cache is not accepted for another.
+    text = seal(key, "registry", "https://r/v1/a", {"status": 200})
+    assert cache_seal.unseal(key, "registry", "https://r/v1/a", text) == {"status": 200}
+    assert cache_seal.unseal(key, "registry", "https://r/v1/b", text) is None
+    assert cache_seal.unseal(key, "split-data", "https://r/v1/a", text) is None
+    assert cache_seal.unseal(None, "registry", "https://r/v1/a", text) is None
+
+
+def test_without_a_usable_key_nothing_is_cached_and_findings_are_the_same(tmp_path):
+    repo = tmp_path / "repo"
+    write(repo / "plans" / "plan.yaml", REF.replace('release: "2026.11.03"', "release: latest"))
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    env = {"PLANLINT_CACHE_KEY": str(blocker / "key")}
+    for _ in range(2):
+        result = run_process("--format", "json", "plans/", cwd=repo, env=env)
+        assert result.status == 1 and "PL102" in _codes(result), result
+    assert not list(repo.rglob("*.json"))  # no segment was written: none could be trusted
