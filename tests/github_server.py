@@ -1,4 +1,12 @@
-"""A GitHub REST API stand-in on 127.0.0.x: issue comments (list with pagination, create, update).
+"""A GitHub REST API stand-in on 127.0.0.x: issue comments (list with pagination, create, update)
+and pull request reviews (list, paginated as GitHub does: `per_page` up to 100, default 30,
+`Link` headers to `/repositories/{id}/...` with rel="next" and rel="last").
+
+Answers have the shapes of the real API (review objects with `user`, `state`,
+`commit_id`, `submitted_at`, `author_association`; errors as `{"message",
+"documentation_url", "status"}`). `server.add_pull(12, author="bob")`,
+`server.add_review(12, "alice", "APPROVED")`; a pull request that was not
+added answers 404, as for a token that cannot see it.
 
 Real HTTP on a real socket, run in a thread by the test. Faults are queued:
 `server.fail("GET", 500)`, `server.fail("GET", 429, headers={"Retry-After": "1"})`,
@@ -18,6 +26,9 @@ from urllib.parse import parse_qs, urlsplit
 
 _LIST = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/(\d+)/comments$")
 _ONE = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/comments/(\d+)$")
+_REVIEWS = re.compile(r"^/(?:repos/([^/]+)/([^/]+)|repositories/(\d+))/pulls/(\d+)/reviews$")
+REPOSITORY_ID = 1296269
+_DOCS = "https://docs.github.com/rest/pulls/reviews#list-reviews-for-a-pull-request"
 
 
 @dataclass
@@ -43,6 +54,7 @@ class FakeGitHub:
         self.token = token
         self.page_size = page_size
         self.comments: list[dict] = []
+        self.pulls: dict[int, dict] = {}  # number -> {"author", "reviews": [...]}
         self.requests: list[Seen] = []
         self.faults: list[Fault] = []
         self._next_id = 1000
@@ -98,6 +110,40 @@ class FakeGitHub:
             self.comments.append(comment)
             return comment
 
+    def add_pull(self, number: int, author: str = "octocat", head_sha: str = "6dcb09b5b57875f334f61aebed695e2e4193db5e") -> dict:
+        with self._lock:
+            self.pulls[number] = {"author": author, "head_sha": head_sha, "reviews": []}
+            return self.pulls[number]
+
+    def add_review(self, number: int, login: str, state: str, *, body: str = "", commit_id: str | None = None) -> dict:
+        """A submitted review, as GET .../pulls/{number}/reviews lists it (DISMISSED: an approval later dismissed)."""
+        with self._lock:
+            pull = self.pulls[number]
+            self._next_id += 1
+            review_id = self._next_id
+            html = f"https://github.com/o/r/pull/{number}#pullrequestreview-{review_id}"
+            api = f"{self.url}/repos/o/r/pulls/{number}"
+            review = {
+                "id": review_id,
+                "node_id": f"PRR_kwDO{review_id:08d}",
+                "user": {
+                    "login": login, "id": 1000 + len(login), "node_id": f"U_kgDO{len(login):06d}",
+                    "avatar_url": f"https://avatars.githubusercontent.com/u/{1000 + len(login)}?v=4",
+                    "url": f"{self.url}/users/{login}", "html_url": f"https://github.com/{login}",
+                    "type": "User", "site_admin": False,
+                },
+                "body": body,
+                "state": state,
+                "html_url": html,
+                "pull_request_url": api,
+                "author_association": "MEMBER",
+                "_links": {"html": {"href": html}, "pull_request": {"href": api}},
+                "submitted_at": f"2026-11-30T12:{len(pull['reviews']) // 60 % 60:02d}:{len(pull['reviews']) % 60:02d}Z",
+                "commit_id": commit_id or pull["head_sha"],
+            }
+            pull["reviews"].append(review)
+            return review
+
     def calls(self) -> list[str]:
         return [f"{r.method} {urlsplit(r.path).path}" for r in self.requests]
 
@@ -141,6 +187,9 @@ class FakeGitHub:
             return 200, items, headers
         if listing and method == "POST":
             return 201, self.add_comment(json.loads(body)["body"], login="github-actions[bot]"), {}
+        reviews = _REVIEWS.match(parts.path)
+        if reviews and method == "GET":
+            return self._reviews(reviews, parts)
         one = _ONE.match(parts.path)
         if one and method == "PATCH":
             with self._lock:
@@ -150,6 +199,33 @@ class FakeGitHub:
                         return 200, comment, {}
             return 404, {"message": "Not Found"}, {}
         return 404, {"message": "Not Found"}, {}
+
+    def _reviews(self, match, parts):
+        if match.group(3) is not None and int(match.group(3)) != REPOSITORY_ID:
+            return 404, {"message": "Not Found", "documentation_url": _DOCS, "status": "404"}, {}
+        query = parse_qs(parts.query)
+        try:
+            per_page = max(1, min(100, int(query.get("per_page", ["30"])[0])))
+            page = max(1, int(query.get("page", ["1"])[0]))
+        except ValueError:
+            return 422, {"message": "Validation Failed", "documentation_url": _DOCS, "status": "422"}, {}
+        with self._lock:
+            pull = self.pulls.get(int(match.group(4)))
+            if pull is None:
+                return 404, {"message": "Not Found", "documentation_url": _DOCS, "status": "404"}, {}
+            items = [dict(r) for r in pull["reviews"]]
+        last = max(1, -(-len(items) // per_page))
+        start = (page - 1) * per_page
+        headers = {}
+        base = f"{self.url}/repositories/{REPOSITORY_ID}/pulls/{match.group(4)}/reviews?per_page={per_page}"
+        links = []
+        if page > 1:
+            links += [f'<{base}&page={page - 1}>; rel="prev"', f'<{base}&page=1>; rel="first"']
+        if page < last:
+            links += [f'<{base}&page={page + 1}>; rel="next"', f'<{base}&page={last}>; rel="last"']
+        if links:
+            headers["Link"] = ", ".join(links)
+        return 200, items[start:start + per_page], headers
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, text: str, headers: dict | None = None) -> None:

@@ -10,6 +10,8 @@ line means line 1 of the deleted or renamed file. Every case is committed on
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import subprocess
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, REFERENCE_PLAN, run_process, write
+from github_server import FakeGitHub
 from plan_overlay import build
 from planlint.rules import RULES
 
@@ -119,9 +122,43 @@ def run_example(tmp_path: Path, planlint, example: str):
     else:
         write(repo / head_path, head_text)
     commit(repo, "change")
-    result = planlint("--diff-base", "main", "--format", "json", cwd=repo)
+    with pull_request_reviews(tmp_path, example):
+        result = planlint("--diff-base", "main", "--format", "json", cwd=repo)
     assert result.status in (0, 1), result
     return result, head_path, head_text, at_line_1
+
+
+_REVIEWS = re.compile(r"^#\s*reviews:\s*(.*?)(?:,\s*author:\s*(\S+))?\s*$", re.M)
+TOKEN = "ghp_" + "Rv7" * 12
+
+
+@contextlib.contextmanager
+def pull_request_reviews(tmp_path: Path, example: str):
+    """`# reviews: alice APPROVED, carol CHANGES_REQUESTED, author: bob` in an example: run it as
+    a GitHub pull request (#12) whose reviews a local GitHub imitation serves (PL707)."""
+    match = _REVIEWS.search(example)
+    if not match:
+        yield None
+        return
+    with FakeGitHub(TOKEN) as github:
+        github.add_pull(12, author=match.group(2) or "octocat")
+        for item in filter(None, (part.strip() for part in match.group(1).split(","))):
+            login, state = item.split()
+            github.add_review(12, login, state)
+        event = write(tmp_path / "event.json", json.dumps({"action": "opened", "number": 12, "pull_request": {
+            "number": 12, "user": {"login": match.group(2) or "octocat"}}}))
+        env = {"GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "pull_request", "GITHUB_API_URL": github.url,
+               "GITHUB_REPOSITORY": "o/r", "PLANLINT_GITHUB_TOKEN": TOKEN}
+        saved = {key: os.environ.get(key) for key in env}
+        os.environ.update(env)
+        try:
+            yield github
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
 
 
 @pytest.mark.parametrize("fixture", DIFF_FIXTURES, ids=lambda p: p.stem)
@@ -139,7 +176,7 @@ DIFF_CODES = sorted(code for code, rule in RULES.items() if rule.scope == "diff"
 
 
 def test_diff_rules_are_registered():
-    assert DIFF_CODES == ["PL701", "PL702", "PL703", "PL704"]
+    assert DIFF_CODES == ["PL701", "PL702", "PL703", "PL704", "PL707"]
 
 
 @pytest.mark.parametrize("code", DIFF_CODES)

@@ -187,6 +187,10 @@ def _lint(argv: list[str]) -> int:
         if args.diff_base is not None:
             from planlint.modes.diff import lint_diff
 
+            if config.enabled("PL707"):  # the GitHub pull request whose reviews PL707 reads, if this run is for one
+                from planlint.integrations.pull_request import from_environment
+
+                extras["pull_request"] = from_environment()
             report = lint_diff(paths, config, args.diff_base, extras=extras)
         else:
             report = lint_paths(paths, config, extras=extras, named_as_discovered=args.skip_non_plans, jobs=args.jobs, cache=_result_cache(args, config))

@@ -25,7 +25,7 @@ class ConfigError(Exception):
 
 KNOWN_KEYS = {
     "select", "ignore", "severity", "exclude", "max_file_size", "max_spend_limit",
-    "catalog", "registry", "data", "limits", "cache_dir",
+    "catalog", "registry", "data", "limits", "cache_dir", "budget", "approvers",
 }
 LIMIT_KEYS = {"max_depth", "max_nodes", "max_aliases", "time_budget"}
 
@@ -45,6 +45,8 @@ class Config:
     data: dict = field(default_factory=dict)
     limits: dict = field(default_factory=dict)
     cache_dir: str | None = None
+    committed_limit: dict[str, float] = field(default_factory=dict)  # budget.committed_limit (PL507)
+    approvers: dict[str, list[str]] = field(default_factory=dict)  # team -> logins (PL707; read from the base revision)
     _exclude_res: list = field(default_factory=list, repr=False)
 
     def enabled(self, code: str) -> bool:
@@ -207,6 +209,47 @@ def _str_list(path: Path, key: str, value: Any) -> list[str]:
     return list(value)
 
 
+def _amounts(path: Path, key: str, value: Any) -> dict[str, float]:
+    """A mapping of currency code to a positive amount ({USD: 1000})."""
+    if not isinstance(value, dict):
+        raise _fail(path, key, "expected a mapping of currency code to amount, e.g. {USD: 1000}")
+    out: dict[str, float] = {}
+    for currency, amount in value.items():
+        if (
+            not re.fullmatch(r"[A-Z]{3}", str(currency)) or isinstance(amount, bool) or not isinstance(amount, (int, float))
+            or not 0 < amount < float("inf")
+        ):
+            raise _fail(path, key, f"{currency}: expected a 3-letter currency code mapped to a positive amount")
+        out[str(currency)] = float(amount)
+    return out
+
+
+_LOGIN = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
+_TEAM = re.compile(rf"^@?({_LOGIN})/([A-Za-z0-9_.-]{{1,100}})$")
+
+
+def parse_approvers(value: Any, fail) -> dict[str, list[str]]:
+    """`approvers: {"@org/team": [alice, "@bob"]}` -> {"org/team": ["alice", "bob"]} (lower case: GitHub names ignore case).
+
+    `fail(problem)` builds the exception to raise. A key may also be a plain
+    group name (`ml-leads`), for plans that name `@ml-leads`.
+    """
+    if not isinstance(value, dict):
+        raise fail("expected a mapping of team (@org/team) to a list of GitHub logins")
+    out: dict[str, list[str]] = {}
+    for team, members in value.items():
+        key = str(team).strip()
+        key = key[1:] if key.startswith("@") else key
+        if not (_TEAM.match(key) or re.fullmatch(_LOGIN, key)):
+            raise fail(f"{str(team)[:80]!r}: expected a team as @org/team")
+        if isinstance(members, str):
+            members = [members]
+        if not isinstance(members, list) or not all(isinstance(m, str) and re.fullmatch(rf"@?{_LOGIN}", m.strip()) for m in members):
+            raise fail(f"{str(team)[:80]!r}: expected a list of GitHub logins, e.g. [alice, bob]")
+        out[key.lower()] = [m.strip().lstrip("@").lower() for m in members]
+    return out
+
+
 def check_selectors(prefixes: list[str], codes: Iterable[str] | None) -> str | None:
     """Why a list of codes/prefixes is wrong (like ruff: each must select a rule), or None.
 
@@ -252,13 +295,14 @@ def _build(raw: dict, path: Path, codes: Iterable[str] | None) -> Config:
         if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
             raise _fail(path, "max_file_size", "expected a positive number of bytes")
         config.max_file_size = int(size)
-    limits = raw.get("max_spend_limit", {})
-    if not isinstance(limits, dict):
-        raise _fail(path, "max_spend_limit", "expected a mapping of currency code to amount, e.g. {USD: 1000}")
-    for currency, amount in limits.items():
-        if not re.fullmatch(r"[A-Z]{3}", str(currency)) or isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount <= 0:
-            raise _fail(path, "max_spend_limit", f"{currency}: expected a 3-letter currency code mapped to a positive amount")
-        config.max_spend_limit[str(currency)] = float(amount)
+    config.max_spend_limit = _amounts(path, "max_spend_limit", raw.get("max_spend_limit", {}))
+    if "budget" in raw:
+        budget = raw["budget"]
+        if not isinstance(budget, dict) or set(budget) - {"committed_limit"}:
+            raise _fail(path, "budget", "expected a mapping with committed_limit (currency code -> amount, e.g. {USD: 20000})")
+        config.committed_limit = _amounts(path, "budget.committed_limit", budget.get("committed_limit", {}))
+    if "approvers" in raw:
+        config.approvers = parse_approvers(raw["approvers"], lambda problem: _fail(path, "approvers", problem))
     if "catalog" in raw:
         if not isinstance(raw["catalog"], str):
             raise _fail(path, "catalog", "expected a file path")

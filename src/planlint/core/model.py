@@ -60,6 +60,10 @@ class FileResult:
     data: Any = None  # the plan's data, for repo-level and diff rules
     positions: Positions | None = None
     diff_checked: bool = False  # diff rules ran against a base version (diff mode)
+    committed_currency: str | None = None  # approved/running with a valid cap: what it commits (PL507)
+    committed_amount: float | None = None
+    spend_span: Span | None = None  # where budget.max_spend is
+    uncounted: bool = False  # approved/running, but its cap or currency is not valid
 
 
 @dataclass
@@ -69,6 +73,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # path -> text, for excerpts
     paths: list[str] = field(default_factory=list)  # every file checked, in order
+    # Diff mode only (None otherwise): what the pull request changes, as the JSON report gives it.
+    changes: list[dict] | None = None  # one card per plan: path, plan, change, status, fields
+    committed_spend: dict | None = None  # currency -> {base, head, delta[, limit]}
 
     @property
     def errors(self) -> int:

@@ -54,7 +54,7 @@ from planlint.core.model import Finding, FileResult
 from planlint.core.positions import Span
 from planlint.core.suppressions import Suppression
 
-FORMAT = 2
+FORMAT = 3
 MAX_SEGMENTS = 16
 MAX_AGE = 30 * 24 * 3600  # seconds an entry is kept without being used
 MISS: Any = object()  # lookup() found nothing usable (None means "cached: not a plan, skipped")
@@ -384,7 +384,7 @@ def _encode(result: FileResult | None) -> dict | None:
             value = [[getattr(f, n) for n in _FINDING_FIELDS] for f in value]
         elif name == "suppressions":
             value = [[s.kind, s.codes, s.reason, list(s.span), s.target_line, sorted(s.used)] for s in value]
-        elif name == "name_span":
+        elif name in ("name_span", "spend_span"):
             value = list(value) if value is not None else None
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
             value = list(value)  # notes, data_skipped
@@ -403,4 +403,5 @@ def _decode(entry: dict | None, display: str, text: str) -> FileResult | None:
         Suppression(kind, list(codes), reason, Span(*span), target, set(used)) for kind, codes, reason, span, target, used in entry["suppressions"]
     ]
     values["name_span"] = Span(*entry["name_span"]) if entry["name_span"] is not None else None
+    values["spend_span"] = Span(*entry["spend_span"]) if entry.get("spend_span") is not None else None
     return FileResult(path=display, text=text, **values)

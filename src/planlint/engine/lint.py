@@ -19,6 +19,7 @@ from planlint.core.messages import sanitize, show
 from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, FileResult, Finding, is_plan
 from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
+from planlint.rules.budget import committed, uncounted
 from planlint.rules.schema import schema_problems
 
 
@@ -98,6 +99,11 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
     if isinstance(name, str):
         result.plan_name = name
         result.name_span = loaded.positions.values.get(("metadata", "name"))
+    commitment = committed(data)
+    if commitment is not None:
+        result.committed_currency, result.committed_amount = commitment
+        result.spend_span = loaded.positions.resolve(("budget", "max_spend"), False)
+    result.uncounted = uncounted(data)
 
     raw: list[tuple[str, Problem]] = []
     for problem in loaded.problems:  # PL002

@@ -16,11 +16,12 @@ from planlint.core.config import Config
 from planlint.core.loader import load_file
 from planlint.core.messages import show
 from planlint.core.model import FileResult, Report, is_plan
-from planlint.core.positions import Span
+from planlint.core.positions import START, Span
 from planlint.engine.discovery import discover
 from planlint.engine.lint import make_finding
 from planlint.engine.parallel import lint_targets
 from planlint.rules import RULES
+from planlint.rules.budget import money
 from planlint.services.publications import Publications, prefetch
 
 
@@ -49,13 +50,19 @@ def _judged(code: str, result: FileResult, config: Config) -> bool:
     return rule is None or rule.scope != "diff" or result.diff_checked
 
 
-def finish(results: list[FileResult], config: Config, report: Report | None = None, *, other_names: dict[str, str] | None = None) -> Report:
-    """Repo-level rules (PL005), suppression bookkeeping (PL009/PL010), ordering.
+def finish(
+    results: list[FileResult], config: Config, report: Report | None = None, *,
+    other_names: dict[str, str] | None = None, other_commitments: list[tuple[str, float]] | None = None,
+) -> Report:
+    """Repo-level rules (PL005, PL507), suppression bookkeeping (PL009/PL010), ordering.
 
     `other_names`: names of plans that are not linted in this run but still
     count for PL005 (name -> path; diff mode passes the unchanged plans).
+    `other_commitments`: (currency, max_spend) of approved and running plans
+    that are not linted but count for PL507 (diff mode: the unchanged ones).
     """
     report = report or Report()
+    _committed_over_limit(results, config, report, other_commitments or [])
     if config.enabled("PL005"):
         first: dict[str, str] = dict(other_names or {})
         for result in results:
@@ -113,3 +120,53 @@ def prefetch_paths(publications: Publications, paths: Iterable[str], config: Con
         if not loaded.fatal and is_plan(loaded.data):
             plans.append(loaded.data)
     prefetch(publications, plans)
+
+
+def _committed_over_limit(results: list[FileResult], config: Config, report: Report, others: list[tuple[str, float]]) -> None:
+    """PL507: at the plan whose cap takes a currency's committed spend over budget.committed_limit.
+
+    Plans count in order: `others` (not linted) first, then `results` by path.
+    When `others` alone are over, the first linted plan that commits money in
+    that currency gets the finding; when there is none, a note says so.
+    """
+    limits = config.committed_limit
+    if not limits or not config.enabled("PL507"):
+        return
+    ordered = sorted((r for r in results if r.committed_currency in limits), key=lambda r: r.path)
+    before: dict[str, float] = {}
+    for currency, amount in others:
+        before[currency] = before.get(currency, 0.0) + amount
+    total = dict(before)
+    for result in ordered:
+        total[result.committed_currency] = total.get(result.committed_currency, 0.0) + result.committed_amount
+    for currency, limit in limits.items():
+        if total.get(currency, 0.0) <= limit:
+            continue
+        running = before.get(currency, 0.0)
+        culprit = None
+        for result in ordered:
+            if result.committed_currency != currency:
+                continue
+            running += result.committed_amount
+            if running > limit or before.get(currency, 0.0) > limit:
+                culprit = result
+                break
+        what = (
+            f"committed spend (max_spend of approved and running plans) in {currency} is {money(total[currency])} {currency}, "
+            f"over budget.committed_limit of {money(limit)} {currency}"
+        )
+        if culprit is None:
+            report.notes.append(f"{what}; no plan checked in this run commits {currency}, so PL507 has no plan to report it at")
+            continue
+        if before.get(currency, 0.0) > limit:
+            why = f"without this plan it is already {money(before[currency])} {currency}"
+        else:
+            why = f"this plan's cap of {money(culprit.committed_amount)} {currency} takes it over (to {money(running)} {currency} counting plans in path order)"
+        span = culprit.spend_span or START
+        if supp.is_suppressed(culprit.suppressions, "PL507", span.line):
+            continue
+        culprit.findings.append(make_finding(
+            "PL507", culprit.path, span,
+            f"{what}: {why}; lower a cap, finish or abandon a plan, or raise the limit in the config with review",
+            ("budget", "max_spend"), config,
+        ))

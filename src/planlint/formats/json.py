@@ -1,4 +1,4 @@
-"""The JSON format: version, file count, findings and the error and warning counts."""
+"""The JSON format: version, file count, findings and the error and warning counts; in diff mode, changes and committed spend."""
 
 from __future__ import annotations
 
@@ -13,4 +13,7 @@ def format_json(report: Report, **_: object) -> str:
         "findings": [f.to_dict() for f in report.findings],
         "summary": {"errors": report.errors, "warnings": report.warnings},
     }
+    if report.changes is not None:  # diff mode: what the pull request changes (additive keys)
+        payload["changes"] = report.changes
+        payload["committed_spend"] = report.committed_spend or {}
     return json_text(payload) + "\n"

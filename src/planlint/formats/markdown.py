@@ -11,6 +11,7 @@ values) goes through `escape()`: it cannot add HTML, images, links,
 
 from __future__ import annotations
 
+import html
 import os
 import re
 
@@ -18,6 +19,7 @@ from planlint.core.messages import sanitize
 from planlint.core.model import Finding, Report
 from planlint.core.paths import repo_relative
 from planlint.formats.locations import blob_base, line_link
+from planlint.rules.budget import money
 
 STICKY_MARKER = "<!-- planlint:sticky-comment -->"
 MAX_ROWS = 200
@@ -64,6 +66,7 @@ def render(
     *,
     max_rows: int = MAX_ROWS,
     max_plans: int | None = None,
+    max_cards: int | None = None,
     marker: str | None = None,
     env: dict | None = None,
 ) -> str:
@@ -85,6 +88,8 @@ def render(
         )
     for note in report.notes:
         out += ["", f"> {escape(note)}"]
+    if report.changes is not None:
+        out += _changes(report, max_cards)
     if not report.findings:
         return "\n".join(out) + "\n"
 
@@ -125,17 +130,117 @@ def render(
 
 def render_within(report: Report, limit: int, **kwargs) -> str:
     """`render()` cut down until it fits in `limit` characters (a comment holds 65536)."""
-    rows, plans = MAX_ROWS, None
+    rows, plans, cards = MAX_ROWS, None, None
     while True:
-        text = render(report, max_rows=rows, max_plans=plans, **kwargs)
+        text = render(report, max_rows=rows, max_plans=plans, max_cards=cards, **kwargs)
         if len(text) <= limit:
             return text
         if rows > 0:
             rows //= 2
-        elif plans is None or plans > 0:
+        elif report.changes and (cards is None or cards > 0):
+            cards = min(len(report.changes), MAX_CARDS) // 2 if cards is None else cards // 2
             plans = 100 if plans is None else plans // 2
         else:
             return text[: limit - 2] + "…\n"
+
+
+# --------------------------------------------------------------------------- change cards
+
+MAX_CARDS = 100  # plans shown with their card; the JSON report has every one
+MAX_FIELDS = 40  # rows of one card
+OPEN_FIELDS = 8  # a card with more rows is collapsed
+_MONEY_FIELDS = ("budget.max_spend", "budget.estimated_cost")
+
+
+def _html(text: str) -> str:
+    """Text inside an HTML element (`<summary>`): no markup, links or @mentions."""
+    text = html.escape(sanitize(" ".join(text.splitlines())), quote=True)
+    text = _AUTOLINK.sub(lambda m: m.group(1)[0] + "\u200b" + m.group(1)[1:], text)
+    return text.replace("@", "@\u200b")
+
+
+def _value(value, yaml_path: str) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)) and yaml_path in _MONEY_FIELDS:
+        return money(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v, "") for v in value) + "]"
+    return _clip(str(value), 200)
+
+
+def _card_title(card: dict) -> tuple[str, str]:
+    """(where, what): the plan's path and name, and its change and status transition."""
+    path = card.get("path") if isinstance(card.get("path"), str) else "?"
+    name = card.get("plan") if isinstance(card.get("plan"), str) else None
+    status = card.get("status") if isinstance(card.get("status"), list) and len(card["status"]) == 2 else [None, None]
+    old, new = (s if isinstance(s, str) else None for s in status)
+    change = card.get("change") if isinstance(card.get("change"), str) else "changed"
+    if old == new:
+        transition = f"status {new or '(none)'}"
+    else:
+        transition = f"status {old or '(none)'} → {new or '(none)'}"
+    where = _display(path) + (f" · {name}" if name else "")
+    return where, f"{change} · {transition}"
+
+
+def _card(card: dict) -> list[str]:
+    where, what = _card_title(card)
+    fields = [f for f in card.get("fields") or [] if isinstance(f, dict)]
+    rows = ["| field | base → head |", "|---|---|"]
+    for f in fields[:MAX_FIELDS]:
+        path = f.get("yaml_path") if isinstance(f.get("yaml_path"), str) else "?"
+        rows.append(f"| {escape(path)} | {escape(_value(f.get('old'), path))} → {escape(_value(f.get('new'), path))} |")
+    if len(fields) > MAX_FIELDS:
+        rows.append(f"| … and {_plural(len(fields) - MAX_FIELDS, 'more field')} | (in the JSON report) |")
+    if not fields:
+        rows = ["No field a reviewer tracks changed (method, model, dataset, splits, graders, baseline, decision, budget)."]
+    if len(fields) > OPEN_FIELDS:
+        count = _plural(len(fields), "field")
+        return ["", f"<details><summary><b>{_html(where)}</b> · {_html(what)} · {count}</summary>", "", *rows, "", "</details>"]
+    return ["", f"**{escape(where)}** · {escape(what)}", "", *rows]
+
+
+def _changes(report: Report, max_cards: int | None) -> list[str]:
+    """The pull request's meaning: committed spend per currency, then a card per changed plan."""
+    out = ["", "### What this pull request changes", ""]
+    sentences = spend_sentences(report.committed_spend or {})
+    for sentence in sentences:
+        out.append(f"💰 {escape(sentence[0].upper() + sentence[1:])}.  ")
+    if not sentences:
+        out.append("No approved or running plan commits spend, at the base or at head.")
+    cards = report.changes or []
+    shown = cards[: MAX_CARDS if max_cards is None else max_cards]
+    for card in shown:
+        if isinstance(card, dict):
+            out += _card(card)
+    if len(shown) < len(cards):
+        out += ["", f"… and {_plural(len(cards) - len(shown), 'more changed plan')} (the JSON report lists every change)."]
+    return out
+
+
+def spend_sentences(committed_spend: dict) -> list[str]:
+    """"this pull request raises committed spend by 1,000 USD, to 12,400 USD", one per currency."""
+    out: list[str] = []
+    for currency, entry in committed_spend.items():
+        if not isinstance(entry, dict):
+            continue
+        base, head, delta = (entry.get(k) for k in ("base", "head", "delta"))
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (base, head, delta)):
+            continue
+        if delta > 0:
+            text = f"this pull request raises committed spend by {money(delta)} {currency}, to {money(head)} {currency}"
+        elif delta < 0:
+            text = f"this pull request lowers committed spend by {money(-delta)} {currency}, to {money(head)} {currency}"
+        else:
+            text = f"this pull request leaves committed spend at {money(head)} {currency}"
+        limit = entry.get("limit")
+        if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+            text += f" (limit {money(limit)} {currency}{', exceeded' if head > limit else ''})"
+        out.append(text)
+    return out
 
 
 def format_markdown(report: Report, **_: object) -> str:

@@ -1,8 +1,9 @@
-"""A minimal GitHub REST client for the sticky pull-request comment.
+"""A minimal GitHub REST client: the sticky pull-request comment and the reviews PL707 reads.
 
-Three calls (list a pull request's comments, create one, update one) on top
-of `planlint.services.http` (timeouts, retries, same-origin redirects, scrubbed
-errors). The token travels only in the Authorization header, to the API's
+Four calls (list a pull request's comments, create one, update one; list a
+pull request's reviews) on top of `planlint.services.http` (timeouts, retries,
+same-origin redirects, scrubbed errors); lists follow `Link: rel="next"`.
+The token travels only in the Authorization header, to the API's
 own origin: pagination links pointing elsewhere are refused.
 """
 
@@ -29,7 +30,7 @@ from planlint.rules.secrets import redact
 
 DEFAULT_API_URL = "https://api.github.com"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-_MAX_PAGES = 50  # 5000 comments
+_MAX_PAGES = 50  # 5000 comments or reviews
 
 
 class GitHubError(HTTPError):
@@ -86,20 +87,27 @@ class GitHub:
         except ValueError:
             raise GitHubError(f"GitHub API: {describe(answer.method, answer.url)} answered with something that is not JSON") from None
 
-    def issue_comments(self, repo: str, number: int) -> Iterator[dict]:
-        """Every comment on an issue or pull request, following `Link: rel="next"`."""
-        url = f"{self.api_url}/repos/{_repo(repo)}/issues/{int(number)}/comments?per_page=100"
+    def _pages(self, url: str, what: str) -> Iterator[dict]:
+        """Every item of a list endpoint, following `Link: rel="next"` (same origin only)."""
         for _ in range(_MAX_PAGES):
             response = self.request("GET", url)
             page = self._json(response)
             if not isinstance(page, list):
                 raise GitHubError(f"GitHub API: {describe('GET', url)} did not answer with a list")
-            yield from (c for c in page if isinstance(c, dict))
+            yield from (item for item in page if isinstance(item, dict))
             next_url = response.links.get("next", {}).get("url")
             if not next_url:
                 return
             url = next_url
-        raise GitHubError(f"GitHub API: more than {_MAX_PAGES} pages of comments")
+        raise GitHubError(f"GitHub API: more than {_MAX_PAGES} pages of {what}")
+
+    def issue_comments(self, repo: str, number: int) -> Iterator[dict]:
+        """Every comment on an issue or pull request."""
+        return self._pages(f"{self.api_url}/repos/{_repo(repo)}/issues/{int(number)}/comments?per_page=100", "comments")
+
+    def pull_request_reviews(self, repo: str, number: int) -> list[dict]:
+        """Every review of a pull request, oldest first (GET /repos/{owner}/{repo}/pulls/{number}/reviews)."""
+        return list(self._pages(f"{self.api_url}/repos/{_repo(repo)}/pulls/{int(number)}/reviews?per_page=100", "reviews"))
 
     def create_issue_comment(self, repo: str, number: int, body: str) -> dict:
         url = f"{self.api_url}/repos/{_repo(repo)}/issues/{int(number)}/comments"

@@ -57,6 +57,11 @@ def load_report(path: str) -> Report:
         ):
             raise UsageError(f"{path}: findings[{index}] lacks one of {', '.join(_FIELDS)}")
         report.findings.append(Finding(**{key: item[key] for key in _FIELDS}))
+    if "changes" in data:  # diff mode: the change cards and committed spend, rendered as they are
+        changes, spend = data.get("changes"), data.get("committed_spend")
+        if not isinstance(changes, list) or not all(isinstance(c, dict) for c in changes) or not isinstance(spend, dict):
+            raise UsageError(f"{path}: changes must be a list of change cards and committed_spend a mapping")
+        report.changes, report.committed_spend = changes, spend
     return report
 
 
@@ -117,7 +122,7 @@ def main(argv: list[str]) -> int:
             token, os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
             timeout=(10.0, args.timeout), policy=RetryPolicy(max_wait=args.max_wait),
         )
-        action, comment = upsert_sticky_comment(client, repo, number, body, STICKY_MARKER, create=bool(report.findings))
+        action, comment = upsert_sticky_comment(client, repo, number, body, STICKY_MARKER, create=bool(report.findings or report.changes))
     except HTTPError as exc:
         _warn(f"the pull request comment was not posted: {exc}")
         return 0

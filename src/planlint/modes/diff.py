@@ -23,16 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from planlint.core import suppressions as supp
-from planlint.core.config import Config
+from planlint.core.config import Config, parse_approvers
 from planlint.core.loader import decode, load_file, load_text
 from planlint.core.messages import sanitize, show
 from planlint.core.model import FileResult, Report, UsageError, is_plan
 from planlint.core.positions import START
+from planlint.core.reviews import ReviewState
 from planlint.engine.discovery import _SKIP_DIRS, YAML_SUFFIXES, discover
 from planlint.engine.lint import lint_file, make_finding, place
 from planlint.engine.run import finish
+from planlint.modes import changes as plan_changes
+from planlint.modes.changes import CommittedSpend
 from planlint.rules import DIFF_RULES, PlanContext
-from planlint.rules.diff import PlanChange
+from planlint.rules.budget import committed
+from planlint.rules.diff import PlanChange, approval_needed
 
 FETCH_HINT = (
     "this is a shallow clone (.git/shallow), so the history needed is missing: fetch the whole history "
@@ -311,23 +315,35 @@ def _base_plan(base_tree, rel: str, config: Config) -> dict | None:
     return loaded.data
 
 
-def _run_diff_rules(result: FileResult, base: dict | None, change: PlanChange, config: Config) -> None:
-    if base is None:
+# The plan is written by the pull request's author, who cannot vouch for their own approval:
+# PL707 is turned off only by the (base revision's) config, never by a comment in the plan.
+UNSUPPRESSIBLE = frozenset({"PL707"})
+
+
+def _run_diff_rules(result: FileResult, base: dict | None, change: PlanChange, config: Config, reviews: ReviewState | None = None) -> None:
+    """The diff rules on one plan. A new plan (no base version) gets only PL707, which judges new plans too."""
+    if base is None and reviews is None:
         return
-    result.diff_checked = True
-    ctx = PlanContext(data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config, extras={"base": base, "change": change})
+    if base is not None:
+        result.diff_checked = True
+    extras: dict = {"base": base, "change": change}
+    if reviews is not None:
+        extras["reviews"] = reviews
+    ctx = PlanContext(data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config, extras=extras)
     for rule in DIFF_RULES:
-        if not config.enabled(rule.code):
+        if not config.enabled(rule.code) or (base is None and rule.code != "PL707"):
             continue
         for problem in rule.check(ctx):
             code = problem.code or rule.code
             span = place(problem, result.positions) if result.positions is not None else START
-            if supp.is_suppressed(result.suppressions, code, span.line):
+            if code not in UNSUPPRESSIBLE and supp.is_suppressed(result.suppressions, code, span.line):
                 continue
             result.findings.append(make_finding(code, result.path, span, problem.message, problem.route, config))
 
 
 def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extras: dict | None = None) -> Report:
+    extras = dict(extras or {})
+    pull_request = extras.pop("pull_request", None)  # the GitHub pull request this run is for (PL707), or None
     base = _base_commit(repo, git, rev)
     root = os.path.realpath(repo.working_tree_dir)
     scope = _Scope(paths, config, os.path.realpath(cwd), root, base.tree)
@@ -343,43 +359,167 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extra
     changes = _follow_plans(changes, {rel: _plan_name(data) for rel, data in base_plans.items()}, head_name)
     results: list[FileResult] = []
     linted: set[str] = set()
+    cards: list[dict] = []
+    spend = CommittedSpend()
+    approvals = _Approvals(pull_request, config, lambda: _base_approvers(base.tree, config, root, cwd))
     for change in sorted(changes, key=lambda c: c.head_rel or c.base_rel):
         head = scope.match(change.head_rel) if change.head_rel else None
         old = scope.match(change.base_rel) if change.base_rel else None
         base_data = base_plans.get(change.base_rel) if change.base_rel else None
         base_display = (old[0] if old else scope.display(change.base_rel)) if change.base_rel else None
+        spend.add("base", base_data)
         if head is not None:
             display, explicit = head
             linted.add(scope.absolute(change.head_rel))
             result = lint_file(display, Path(os.path.join(cwd, display)), explicit, config, extras)
-            if result is None:
-                continue  # not a plan
-            _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config)
+            if result is None:  # not a plan (any more)
+                if base_data is not None:
+                    cards.append(plan_changes.card("deleted", display, base_data, None))
+                continue
+            head_data = result.data if isinstance(result.data, dict) else None
+            spend.add("head", head_data)
+            cards.append(plan_changes.card(change.kind, display, base_data, head_data))
+            reviews = approvals.for_plan(base_data, head_data)
+            _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config, reviews)
             results.append(result)
         elif base_data is not None:  # deleted, or renamed out of PATHs: only PL704 applies
             where = scope.display(change.head_rel) if change.head_rel else base_display
+            head_data = _head_data(root, change.head_rel, config) if change.head_rel else None
+            spend.add("head", head_data)
+            cards.append(plan_changes.card(change.kind, where, base_data, head_data))
             result = FileResult(where, is_plan=True)
             _run_diff_rules(result, base_data, PlanChange(change.kind, where, base_display), config)
             results.append(result)
 
-    other_names = _unchanged_names(scope, config, linted) if config.enabled("PL005") else {}
-    report = finish(results, config, other_names=other_names)
+    unchanged = _unchanged_plans(scope, config, linted)
+    other_names: dict[str, str] = {}
+    commitments: list[tuple[str, float]] = []
+    for display, data in unchanged:
+        name = _plan_name(data)
+        if name is not None:
+            other_names.setdefault(name, display)
+        spend.add("base", data)
+        spend.add("head", data)
+        commitment = committed(data)
+        if commitment is not None:
+            commitments.append(commitment)
+    report = finish(results, config, other_names=other_names if config.enabled("PL005") else {}, other_commitments=commitments)
     report.notes.append(
         f"diff mode: {len(results)} changed plan(s) between {base.hexsha[:12]} (merge-base of {rev} and HEAD) and the working tree"
     )
+    report.notes.extend(approvals.notes())
+    report.changes = cards
+    report.committed_spend = spend.to_dict(config.committed_limit)
+    if spend.uncounted_head:
+        report.notes.append(
+            f"committed spend leaves out {spend.uncounted_head} approved or running plan(s) whose budget.max_spend or "
+            f"budget.currency is not valid (PL502/PL503 say which)"
+        )
     return report
 
 
-def _unchanged_names(scope: _Scope, config: Config, linted: set[str]) -> dict[str, str]:
-    """metadata.name of every plan under PATHs that diff mode does not lint (for PL005)."""
-    names: dict[str, str] = {}
+class _Approvals:
+    """PL707's reviews: read from GitHub once, and only when a plan's change needs an approval."""
+
+    def __init__(self, pull_request, config: Config, approvers) -> None:
+        self.pull_request, self.config, self._approvers = pull_request, config, approvers
+        self.state: ReviewState | None = None
+        self.base_notes: list[str] = []
+
+    def for_plan(self, base: dict | None, head: dict | None) -> ReviewState | None:
+        if self.pull_request is None or not self.config.enabled("PL707") or approval_needed(base, head) is None:
+            return None
+        if self.state is None:
+            approvers, self.base_notes = self._approvers()
+            self.state = self.pull_request.review_state(approvers)
+        return self.state
+
+    def notes(self) -> list[str]:
+        if not self.config.enabled("PL707"):
+            return []
+        if self.pull_request is None:
+            return [
+                "PL707 (approval-not-verified) did not run: this is no GitHub pull request run ($GITHUB_EVENT_PATH holds no "
+                "pull_request or pull_request_review event), so no budget.approved_by was checked against the pull request's reviews"
+            ]
+        return list(self.base_notes)
+
+
+def _base_approvers(base_tree, config: Config, root: str, cwd: str) -> tuple[dict[str, list[str]], list[str]]:
+    """The `approvers` map of the configuration at the base revision, and notes on what went wrong.
+
+    The pull request may edit its own `.planlint.yaml`, so the map is read
+    from the base commit: the file at the path of the config in use, else the
+    one found from the current directory upward as `find_config` would.
+    """
+    candidates: list[str] = []
+    if config.source is not None:
+        rel = os.path.relpath(os.path.realpath(config.source), root)
+        if not (rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel)):
+            candidates.append(Path(rel).as_posix())
+    here = os.path.relpath(os.path.realpath(cwd), root)
+    parts = [] if here == "." else Path(here).parts
+    for depth in range(len(parts), -1, -1):
+        prefix = "/".join(parts[:depth])
+        candidates += [f"{prefix}/.planlint.yaml" if prefix else ".planlint.yaml", f"{prefix}/pyproject.toml" if prefix else "pyproject.toml"]
+    for rel in candidates:
+        try:
+            blob = base_tree / rel
+        except KeyError:
+            continue
+        if blob.type != "blob" or blob.size > config.max_file_size:
+            continue
+        raw, why = _config_settings(rel, blob.data_stream.read())
+        if raw is None and why is None:
+            continue  # a pyproject.toml without [tool.planlint]
+        if why is not None:
+            return {}, [f"the base revision's {rel} could not be read ({why}): PL707 knows no team members"]
+        if "approvers" not in raw:
+            return {}, []
+        try:
+            return parse_approvers(raw["approvers"], ValueError), []
+        except ValueError as exc:
+            return {}, [f"the base revision's {rel}: approvers: {exc}; PL707 knows no team members"]
+    return {}, []
+
+
+def _config_settings(rel: str, data: bytes) -> tuple[dict | None, str | None]:
+    """(settings, None), (None, why it cannot be read), or (None, None) for a pyproject.toml without planlint."""
+    if rel.endswith(".toml"):
+        try:
+            import tomllib  # type: ignore[import-not-found]
+        except ImportError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            doc = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None, "not valid TOML"
+        tool = doc.get("tool")
+        table = tool.get("planlint") if isinstance(tool, dict) else None
+        return (table, None) if isinstance(table, dict) else (None, None)
+    text, problem = decode(data)
+    if problem is not None:
+        return None, "not UTF-8"
+    loaded = load_text(text)
+    if loaded.problems or (loaded.data is not None and not isinstance(loaded.data, dict)):
+        return None, "not a YAML mapping"
+    return loaded.data or {}, None
+
+
+def _head_data(root: str, rel: str, config: Config) -> dict | None:
+    loaded = load_file(Path(root, *rel.split("/")), config.parser_limits())
+    return loaded.data if not loaded.fatal and is_plan(loaded.data) else None
+
+
+def _unchanged_plans(scope: _Scope, config: Config, linted: set[str]) -> list[tuple[str, dict]]:
+    """(display path, data) of every plan under PATHs that diff mode does not lint (PL005, committed spend)."""
+    plans: list[tuple[str, dict]] = []
     if not scope.existing:
-        return names
+        return plans
     for display, path, _ in discover(scope.existing, config):
         if os.path.realpath(os.path.join(scope.cwd, path)) in linted:
             continue
         loaded = load_file(Path(os.path.join(scope.cwd, path)), config.parser_limits())
-        name = None if loaded.fatal or not is_plan(loaded.data) else _plan_name(loaded.data)
-        if name is not None:
-            names.setdefault(name, display)
-    return names
+        if not loaded.fatal and is_plan(loaded.data):
+            plans.append((display, loaded.data))
+    return plans

@@ -53,6 +53,7 @@ _ALL: tuple[Rule, ...] = (
     budget.currency_invalid,
     budget.estimate_over_cap,
     budget.spend_over_limit,
+    budget.committed_spend_over_limit,
     # decision and method
     decision.decision_metric_missing,
     decision.target_missing,
@@ -65,6 +66,7 @@ _ALL: tuple[Rule, ...] = (
     diff.release_changed_without_rebaseline,
     diff.spend_raised_without_approval,
     diff.active_plan_removed,
+    diff.approval_not_verified,
     # secrets
     secrets.secret_in_plan,
 )

@@ -1,4 +1,4 @@
-"""Spending caps: PL501-PL505."""
+"""Spending caps: PL501-PL505, and the committed spend of all plans (PL507)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Iterator
 
 from planlint.core.currencies import ISO_4217
 from planlint.core.messages import show
-from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
+from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, no_check, rule
 
 
 def spend_amount(value: Any) -> float | None:
@@ -160,3 +160,62 @@ def spend_over_limit(ctx: PlanContext) -> Iterator[Problem]:
     limit = limits[currency]
     if cap > limit:
         yield Problem(("budget", "max_spend"), f"budget.max_spend {show(ctx.get('budget', 'max_spend'))} {currency} is over the configured limit of {limit:g} {currency} (max_spend_limit): lower it, or raise the limit in the config with review")
+
+
+# --------------------------------------------------------------------------- committed spend
+
+COMMITTED_STATUSES = ("approved", "running")
+
+
+def committed(data: Any) -> tuple[str, float] | None:
+    """(currency, max_spend) when the plan commits money: status approved or running, a valid cap and currency."""
+    if not isinstance(data, dict):
+        return None
+    meta, budget = data.get("metadata"), data.get("budget")
+    status = meta.get("status") if isinstance(meta, dict) else None
+    if status not in COMMITTED_STATUSES or not isinstance(budget, dict):
+        return None
+    currency, amount = budget.get("currency"), spend_amount(budget.get("max_spend"))
+    if not isinstance(currency, str) or currency not in ISO_4217 or amount is None:
+        return None
+    return currency, amount
+
+
+def uncounted(data: Any) -> bool:
+    """An approved or running plan whose cap cannot be counted (no valid max_spend or currency)."""
+    if not isinstance(data, dict):
+        return False
+    meta = data.get("metadata")
+    return isinstance(meta, dict) and meta.get("status") in COMMITTED_STATUSES and committed(data) is None
+
+
+def money(amount: float) -> str:
+    """1600 -> '1,600'; 1234.5 -> '1,234.50'."""
+    return f"{amount:,.0f}" if float(amount).is_integer() else f"{amount:,.2f}"
+
+
+committed_spend_over_limit = rule("PL507", "committed-spend-over-limit", ERROR, scope="repo")(no_check)  # the engine adds the totals up
+committed_spend_over_limit.doc = """The plans' committed spend goes over the configured `budget.committed_limit`.
+
+    Committed spend is the sum of `max_spend` over the plans whose status is
+    `approved` or `running`, per currency: money the team has agreed may be
+    spent. Each cap may be fine on its own while together they pass what the
+    team can pay for. Teams set the ceiling in the config
+    (`budget: {committed_limit: {USD: 20000}}`); the finding points at
+    `budget.max_spend` of the plan whose cap pushes the total over, counting
+    the plans in path order (in diff mode, the unchanged plans first, then the
+    pull request's). One finding per currency. Lower a cap, finish a plan
+    (`completed` or `abandoned` no longer count), or raise the limit in the
+    config with review.
+
+    Example (fails):
+        # config: {budget: {committed_limit: {USD: 200}}}
+        budget:
+          currency: USD
+          max_spend: 250
+    Example (passes):
+        # config: {budget: {committed_limit: {USD: 1000}}}
+        budget:
+          currency: USD
+          max_spend: 250
+    """

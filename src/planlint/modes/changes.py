@@ -1,0 +1,229 @@
+"""What a pull request changes, as a reviewer reads it: one change card per plan, and committed spend.
+
+Diff mode (`planlint.diff_mode`) hands each changed plan's base and head data
+here. A card holds the plan's status transition and each field that matters
+to a reviewer, old -> new:
+
+    {"path": "plans/retail.yaml", "plan": "retail-refund-window", "change": "changed",
+     "status": ["draft", "approved"],
+     "fields": [{"yaml_path": "budget.max_spend", "old": 600, "new": 1600}]}
+
+`change` is added, changed, removed or renamed. A field that one side lacks
+is null on that side (an input that went missing, or was supplied). Values
+are compared as data (`rules.diff.same`), so layout, quoting and key order
+are not changes. Committed spend is the sum of `max_spend` over approved and
+running plans, per currency, at the base and at head.
+
+Everything here is plain data: the JSON report carries it, and the Markdown
+summary and pull-request comment are rendered from that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from planlint.core.positions import yaml_path
+from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
+from planlint.rules.budget import committed, uncounted
+from planlint.rules.diff import same
+from planlint.rules.secrets import redact
+
+# What a reviewer must see, in the order a plan is read. Mappings are shown leaf by leaf.
+WATCHED: tuple[tuple, ...] = (
+    ("method",),
+    ("base_model", "name"),
+    ("base_model", "revision"),
+    ("dataset", "name"),
+    ("dataset", "release"),
+    ("splits", "train"),
+    ("splits", "eval"),
+    ("splits", "boundary"),
+    ("graders",),  # each grader's version, matched by id
+    ("baseline", "status"),
+    ("baseline", "result"),
+    ("decision", "metric"),
+    ("decision", "target_improvement"),
+    ("decision", "stopping"),
+    ("budget", "currency"),
+    ("budget", "max_spend"),
+    ("budget", "estimated_cost"),
+    ("budget", "approved_by"),
+)
+KINDS = {"added": "added", "modified": "changed", "deleted": "removed", "renamed": "renamed"}
+_MAX_TEXT = 1000  # characters of one value in a card
+_ABSENT = object()
+
+
+def _status(data: Any) -> str | None:
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    status = meta.get("status") if isinstance(meta, dict) else None
+    return value_of(status) if status is not None else None
+
+
+def _name(data: Any) -> str | None:
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else None
+
+
+_REFERENCES = ("release", "version", "revision", "name")  # identifiers, even when written as numbers
+
+
+def value_of(value: Any, reference: bool = False) -> Any:
+    """A plan scalar as JSON data, strings redacted and clipped.
+
+    A `reference` (a release, version, revision) that YAML read as a number
+    is the text it was written as (`release: 2026.10` is "2026.10", never
+    2026.1); amounts stay numbers.
+    """
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (YamlInt, YamlFloat)) and not reference:
+        return int(value) if isinstance(value, YamlInt) else float(value)
+    if isinstance(value, (YamlInt, YamlFloat)):
+        return scalar_text(value)
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
+        return [value_of(v) for v in value[:50]]
+    if isinstance(value, (dict, list)):
+        return f"({'a mapping' if isinstance(value, dict) else 'a list'})"
+    text = redact(str(value))  # a credential pasted into a plan is not repeated in the pull request
+    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
+
+
+def _leaves(value: Any, route: tuple, out: dict, budget: list[int]) -> None:
+    """Scalar leaves under `value` (lists of scalars are one leaf), at most budget[0] of them."""
+    stack = [(value, route)]
+    while stack and budget[0] > 0:
+        node, at = stack.pop()
+        if isinstance(node, dict) and node:
+            stack.extend(reversed([(v, at + (k,)) for k, v in node.items() if isinstance(k, str)]))
+        elif isinstance(node, list) and any(isinstance(v, (dict, list)) for v in node):
+            stack.extend(reversed([(v, at + (i,)) for i, v in enumerate(node)]))
+        else:
+            out[at] = node
+            budget[0] -= 1
+
+
+def _lookup(data: Any, route: tuple) -> Any:
+    for part in route:
+        if isinstance(part, int):
+            if not isinstance(data, list) or not 0 <= part < len(data):
+                return _ABSENT
+        elif not isinstance(data, dict) or part not in data:
+            return _ABSENT
+        data = data[part]
+    return data
+
+
+def _graders(data: Any) -> dict[str, tuple[int, Any]]:
+    """Grader id (or #index when it has none) -> (index, version)."""
+    graders = data.get("graders") if isinstance(data, dict) else None
+    out: dict[str, tuple[int, Any]] = {}
+    if not isinstance(graders, list):
+        return out
+    for index, grader in enumerate(graders):
+        if not isinstance(grader, dict):
+            continue
+        gid = grader.get("id")
+        key = gid if isinstance(gid, str) else f"#{index}"
+        out.setdefault(key, (index, grader.get("version", _ABSENT)))
+    return out
+
+
+def changed_fields(base: Any, head: Any, limit: int = 500) -> list[dict]:
+    """[{"yaml_path", "old", "new"}] for each watched field that differs; null where a side lacks it."""
+    fields: list[dict] = []
+    budget = [limit * 4]
+
+    def add(route: tuple, old: Any, new: Any) -> None:
+        if len(fields) >= limit:
+            return
+        if old is _ABSENT and new is _ABSENT:
+            return
+        if old is not _ABSENT and new is not _ABSENT and same(old, new):
+            return
+        reference = isinstance(route[-1], str) and route[-1] in _REFERENCES
+        fields.append({
+            "yaml_path": yaml_path(route),
+            "old": None if old is _ABSENT else value_of(old, reference),
+            "new": None if new is _ABSENT else value_of(new, reference),
+        })
+
+    for watched in WATCHED:
+        if watched == ("graders",):
+            old_g, new_g = _graders(base), _graders(head)
+            for gid, (index, version) in new_g.items():
+                old = old_g.get(gid, (None, _ABSENT))[1]
+                add(("graders", index, "version"), old, version)
+            for gid, (index, version) in old_g.items():
+                if gid not in new_g:
+                    add(("graders", index, "version"), version, _ABSENT)
+            continue
+        old, new = _lookup(base, watched), _lookup(head, watched)
+        if not isinstance(old, dict) and not isinstance(new, dict):
+            add(watched, old, new)
+            continue
+        old_leaves: dict = {}
+        new_leaves: dict = {}
+        if old is not _ABSENT:
+            _leaves(old, watched, old_leaves, budget)
+        if new is not _ABSENT:
+            _leaves(new, watched, new_leaves, budget)
+        for route, value in new_leaves.items():
+            add(route, old_leaves.get(route, _ABSENT), value)
+        for route, value in old_leaves.items():
+            if route not in new_leaves:
+                add(route, value, _ABSENT)
+    return fields
+
+
+def card(kind: str, path: str, base: Any, head: Any) -> dict:
+    """The change card of one plan. `kind`: diff mode's added | modified | renamed | deleted."""
+    base = base if isinstance(base, dict) else None
+    head = head if isinstance(head, dict) else None
+    return {
+        "path": path,
+        "plan": _name(head) or _name(base),
+        "change": KINDS.get(kind, kind),
+        "status": [_status(base), _status(head)],
+        "fields": changed_fields(base or {}, head or {}),
+    }
+
+
+# --------------------------------------------------------------------------- committed spend
+
+
+@dataclass
+class CommittedSpend:
+    """Sums of max_spend over approved and running plans, per currency, at the base and at head."""
+
+    base: dict[str, float] = field(default_factory=dict)
+    head: dict[str, float] = field(default_factory=dict)
+    uncounted_head: int = 0  # approved/running plans at head whose cap or currency is not valid
+
+    def add(self, side: str, data: Any) -> None:
+        commitment = committed(data)
+        if commitment is not None:
+            totals = self.base if side == "base" else self.head
+            totals[commitment[0]] = totals.get(commitment[0], 0.0) + commitment[1]
+        elif side == "head" and uncounted(data):
+            self.uncounted_head += 1
+
+    def to_dict(self, limits: dict[str, float] | None = None) -> dict:
+        """{currency: {"base", "head", "delta"[, "limit"]}}, currencies in alphabetical order."""
+        out: dict[str, dict] = {}
+        for currency in sorted(set(self.base) | set(self.head) | set(limits or {})):
+            base, head = self.base.get(currency, 0.0), self.head.get(currency, 0.0)
+            entry = {"base": _number(base), "head": _number(head), "delta": _number(head - base)}
+            if limits and currency in limits:
+                entry["limit"] = _number(limits[currency])
+            out[currency] = entry
+        return out
+
+
+def _number(amount: float) -> int | float:
+    amount = round(amount, 2)
+    return int(amount) if float(amount).is_integer() else amount
