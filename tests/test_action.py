@@ -86,14 +86,21 @@ def test_readme_workflow_is_least_privilege():
 
     workflow = YAML(typ="safe").load(readme_workflow())
     triggers = workflow[True] if True in workflow else workflow["on"]
-    assert list(triggers) == ["pull_request", "push"]  # never pull_request_target
+    assert list(triggers) == ["pull_request", "pull_request_review", "push"]  # never pull_request_target
+    assert triggers["pull_request_review"] == {"types": ["submitted", "dismissed"]}  # PL707 re-runs when a review arrives
     assert triggers["push"] == {"branches": ["main"]}
     assert workflow["permissions"] == {}
-    job = workflow["jobs"]["planlint"]
-    assert job["if"] == "github.event_name == 'pull_request'"
-    assert job["permissions"] == {"contents": "read", "security-events": "write", "pull-requests": "write"}
-    checkout = job["steps"][0]
+    lint = workflow["jobs"]["planlint"]
+    assert lint["if"] == "github.event_name != 'push'"
+    assert lint["permissions"] == {"contents": "read", "pull-requests": "read", "security-events": "write"}
+    checkout = lint["steps"][0]
     assert checkout["with"] == {"persist-credentials": False, "fetch-depth": 0}
+    assert "comment" not in lint["steps"][1]["with"]  # the job that reads the pull request's files cannot write to it
+    comment = workflow["jobs"]["comment"]
+    assert comment["permissions"] == {"pull-requests": "write"}  # write only where the comment is posted
+    assert comment["needs"] == "planlint"
+    assert not any("checkout" in step.get("uses", "") for step in comment["steps"])
+    assert comment["steps"][-1]["with"]["comment"] is True and comment["steps"][-1]["with"]["report"]
 
 
 def test_readme_workflow_analyses_main_for_code_scanning():
@@ -107,7 +114,7 @@ def test_readme_workflow_analyses_main_for_code_scanning():
     steps = job["steps"]
     assert steps[0]["with"] == {"persist-credentials": False}
     assert "comment" not in steps[1]["with"] and steps[1]["uses"].startswith("planlint/planlint@")
-    pr_upload = workflow["jobs"]["planlint"]["steps"][-1]
+    pr_upload = next(step for step in workflow["jobs"]["planlint"]["steps"] if "upload-sarif" in step.get("uses", ""))
     assert steps[-1]["uses"] == pr_upload["uses"] and steps[-1]["uses"].startswith("github/codeql-action/upload-sarif@")
     assert steps[-1]["with"]["category"] == pr_upload["with"]["category"] == "planlint"
 
@@ -121,8 +128,10 @@ def test_inputs_reach_scripts_only_through_env_and_uses_are_pinned():
     uses = re.findall(r"uses: (\S+)@(\S+) # (v\d+\.\d+\.\d+)$", raw, re.M)
     assert [u[0] for u in uses] == ["actions/setup-python"]
     assert all(re.fullmatch(r"[0-9a-f]{40}", sha) for _, sha, _ in uses)
-    assert set(action["inputs"]) == {"paths", "config", "diff-base", "fail-on", "sarif-file", "summary", "comment", "github-token", "python-version"}
-    assert set(action["outputs"]) == {"errors", "warnings", "sarif-file"}
+    assert set(action["inputs"]) == {
+        "paths", "config", "diff-base", "fail-on", "sarif-file", "summary", "comment", "report", "github-token", "python-version",
+    }
+    assert set(action["outputs"]) == {"errors", "warnings", "sarif-file", "report"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
 
 
@@ -356,3 +365,43 @@ def test_every_interpreter_the_action_starts_is_isolated():
             assert call == "-I", line
     scripts = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
     assert not re.search(r'^\s*"\$\w+/planlint"', scripts, re.M)  # no console script: python -I -m planlint
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_the_readme_jobs_verify_the_approval_and_post_the_card(runner, tmp_path):
+    """The README's two jobs: the lint job (pull-requests: read) runs PL707 against the reviews, red until an
+    approval by a named approver arrives (pull_request_review); the comment job posts the card from its report."""
+    draft = REFERENCE.replace("status: approved", "status: draft").replace("max_spend: 250", "max_spend: 600")
+    approved = REFERENCE.replace("max_spend: 250", "max_spend: 1600").replace('approved_by: "@ml-leads"', 'approved_by: "@carol"')
+    repo, base, head = workspace(tmp_path, {"retail.yaml": draft}, {"retail.yaml": approved})
+    event = pull_request_event(base, head)
+    event["pull_request"]["user"] = {"login": "bob"}
+    with FakeGitHub(TOKEN) as github:
+        github.add_pull(7, author="bob")
+        env = {"GITHUB_API_URL": github.url}
+        github.add_review(7, "bob", "APPROVED")  # the author approving: not named, and would not count
+        first = run(runner, repo, event, event_name="pull_request", env=env)
+        assert first.status == 1, first
+        lint = first.step("Lint plans")
+        (annotation,) = [line for line in lint.stdout.splitlines() if line.startswith("::error ")]
+        assert "PL707" in annotation and "@carol has not approved" in annotation
+        assert [r.headers["Authorization"] for r in github.requests] == [f"Bearer {TOKEN}"]
+
+        github.add_review(7, "carol", "APPROVED")
+        review_event = dict(event, action="submitted", review={"state": "approved", "user": {"login": "carol"}})
+        second = run(runner, repo, review_event, event_name="pull_request_review", env=env)
+        assert second.status == 0 and second.outputs["errors"] == "0", second
+        report = Path(second.outputs["report"])
+        artifact = write(tmp_path / "artifact" / "planlint-report.json", report.read_text(encoding="utf-8"))
+
+        posted = run(runner, repo, review_event, event_name="pull_request_review", env=env, report=str(artifact), comment="true")
+        assert posted.status == 0, posted
+        assert [s.name for s in posted.steps if s.status is not None and not s.uses] == ["Install planlint", "Comment on the pull request"]
+        (comment,) = github.comments
+        assert comment["body"].startswith(STICKY_MARKER)
+        assert "💰 This pull request raises committed spend by 1,600 USD, to 1,600 USD." in comment["body"]
+        assert "**plans/retail.yaml · retail-refund-window** · changed · status draft → approved" in comment["body"]
+        assert "| budget.max\\_spend | 600 → 1,600 |" in comment["body"]
+        for result in (first, second, posted):
+            assert TOKEN not in result.stdout + result.stderr
