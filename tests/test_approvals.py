@@ -256,3 +256,11 @@ def test_a_suppression_comment_in_the_plan_does_not_silence_pl707(tmp_path, plan
     result = lint(planlint, repo)
     assert len(pl707(result)) == 1
     assert {f["code"] for f in result.json["findings"]} == {"PL707", "PL010"}  # and both comments are called useless
+
+
+def test_approvers_may_also_sit_under_budget(tmp_path, planlint, github):
+    head = plan("retail", status="approved", **{"max_spend: 250": "max_spend: 1600", 'approved_by: "@ml-leads"': 'approved_by: "@acme/leads"'})
+    repo = repository(tmp_path, head, base_config="budget:\n  committed_limit: {USD: 100000}\n  approvers: {acme/leads: [dave]}\n")
+    assert pl707(lint(planlint, repo))
+    github.add_review(12, "dave", "APPROVED")
+    assert pl707(lint(planlint, repo)) == []

@@ -315,3 +315,15 @@ def test_readme_shows_the_real_card(tmp_path, planlint):
     match = re.search(r"<!-- card:start -->\n(.*?)<!-- card:end -->", readme, re.S)
     assert match, "README lost its card markers"
     assert match.group(1) == block, "README card is stale; put this between the card markers:\n" + block
+
+
+def test_a_collapsed_cards_title_cannot_link_mention_or_typeset():
+    from planlint.core.model import Report
+    from planlint.formats.markdown import render
+
+    card = {"path": "plans/fix-#12-GH-7-$x$-@team.yaml", "plan": "p", "change": "added", "status": [None, "draft"],
+            "fields": [{"yaml_path": f"x.f{j}", "old": None, "new": j} for j in range(9)]}
+    text = render(Report(files=1, changes=[card], committed_spend={}))
+    (title,) = [line for line in text.splitlines() if line.startswith("<details>")]
+    assert "#12" not in title and "GH-7" not in title and "$x$" not in title and "@team" not in title
+    assert "#\u200b12" in title and "GH-\u200b7" in title and "&#36;x&#36;" in title and "@\u200bteam" in title

@@ -228,6 +228,15 @@ _LOGIN = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
 _TEAM = re.compile(rf"^@?({_LOGIN})/([A-Za-z0-9_.-]{{1,100}})$")
 
 
+def approvers_settings(raw: dict) -> list[tuple[str, Any]]:
+    """The `approvers` maps of a config's settings: top level, and (also accepted) under `budget`."""
+    found = [("approvers", raw["approvers"])] if "approvers" in raw else []
+    budget = raw.get("budget")
+    if isinstance(budget, dict) and "approvers" in budget:
+        found.append(("budget.approvers", budget["approvers"]))
+    return found
+
+
 def parse_approvers(value: Any, fail) -> dict[str, list[str]]:
     """`approvers: {"@org/team": [alice, "@bob"]}` -> {"org/team": ["alice", "bob"]} (lower case: GitHub names ignore case).
 
@@ -298,11 +307,11 @@ def _build(raw: dict, path: Path, codes: Iterable[str] | None) -> Config:
     config.max_spend_limit = _amounts(path, "max_spend_limit", raw.get("max_spend_limit", {}))
     if "budget" in raw:
         budget = raw["budget"]
-        if not isinstance(budget, dict) or set(budget) - {"committed_limit"}:
-            raise _fail(path, "budget", "expected a mapping with committed_limit (currency code -> amount, e.g. {USD: 20000})")
+        if not isinstance(budget, dict) or set(budget) - {"committed_limit", "approvers"}:
+            raise _fail(path, "budget", "expected a mapping with committed_limit (currency code -> amount, e.g. {USD: 20000}) and/or approvers")
         config.committed_limit = _amounts(path, "budget.committed_limit", budget.get("committed_limit", {}))
-    if "approvers" in raw:
-        config.approvers = parse_approvers(raw["approvers"], lambda problem: _fail(path, "approvers", problem))
+    for key, value in approvers_settings(raw):
+        config.approvers.update(parse_approvers(value, lambda problem, key=key: _fail(path, key, problem)))
     if "catalog" in raw:
         if not isinstance(raw["catalog"], str):
             raise _fail(path, "catalog", "expected a file path")

@@ -150,13 +150,15 @@ MAX_CARDS = 100  # plans shown with their card; the JSON report has every one
 MAX_FIELDS = 40  # rows of one card
 OPEN_FIELDS = 8  # a card with more rows is collapsed
 _MONEY_FIELDS = ("budget.max_spend", "budget.estimated_cost")
+_REFERENCE = re.compile(r"(#|GH-)(\d)", re.I)
 
 
 def _html(text: str) -> str:
     """Text inside an HTML element (`<summary>`): no markup, links or @mentions."""
     text = html.escape(sanitize(" ".join(text.splitlines())), quote=True)
     text = _AUTOLINK.sub(lambda m: m.group(1)[0] + "\u200b" + m.group(1)[1:], text)
-    return text.replace("@", "@\u200b")
+    text = _REFERENCE.sub(lambda m: m.group(1) + "\u200b" + m.group(2), text)  # #123, GH-123: no link, no notification
+    return text.replace("@", "@\u200b").replace("$", "&#36;")
 
 
 def _value(value, yaml_path: str) -> str:

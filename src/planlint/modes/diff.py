@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from planlint.core import suppressions as supp
-from planlint.core.config import Config, parse_approvers
+from planlint.core.config import Config, approvers_settings, parse_approvers
 from planlint.core.loader import decode, load_file, load_text
 from planlint.core.messages import sanitize, show
 from planlint.core.model import FileResult, Report, UsageError, is_plan
@@ -474,12 +474,13 @@ def _base_approvers(base_tree, config: Config, root: str, cwd: str) -> tuple[dic
             continue  # a pyproject.toml without [tool.planlint]
         if why is not None:
             return {}, [f"the base revision's {rel} could not be read ({why}): PL707 knows no team members"]
-        if "approvers" not in raw:
-            return {}, []
-        try:
-            return parse_approvers(raw["approvers"], ValueError), []
-        except ValueError as exc:
-            return {}, [f"the base revision's {rel}: approvers: {exc}; PL707 knows no team members"]
+        approvers: dict[str, list[str]] = {}
+        for key, value in approvers_settings(raw):
+            try:
+                approvers.update(parse_approvers(value, ValueError))
+            except ValueError as exc:
+                return {}, [f"the base revision's {rel}: {key}: {exc}; PL707 knows no team members"]
+        return approvers, []
     return {}, []
 
 
