@@ -75,3 +75,33 @@ def test_try_repo_lints_plans_and_skips_other_yaml(tmp_path):
     passing = try_repo()
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert re.search(r"planlint\.+Passed", passing.stdout)
+
+
+def test_the_hook_sees_a_duplicate_name_among_committed_plans(tmp_path):
+    """pre-commit names only the staged plan; PL005 still compares it with the repository's other plans."""
+    hook_repo = copy_project(ROOT, tmp_path / "hook-repo")
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q")
+    write(project / "plans" / "existing.yaml", REFERENCE)
+    git(project, "add", "-A")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "existing plan")
+    write(project / "plans" / "team" / "copy.yaml", REFERENCE)  # same metadata.name, staged alone
+    git(project, "add", "-A")
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"), NO_COLOR="1", GIT_CONFIG_GLOBAL=os.devnull)
+    env.pop("GITHUB_ACTIONS", None)
+
+    def try_repo() -> subprocess.CompletedProcess:
+        return subprocess.run([*PRE_COMMIT, "try-repo", str(hook_repo), "planlint", "--color", "never"],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=540)
+
+    failing = try_repo()
+    out = failing.stdout + failing.stderr
+    assert failing.returncode == 1, out
+    assert re.search(r"plans/team/copy\.yaml:\d+:\d+: PL005 metadata\.name 'retail-refund-window' is already used by plans/existing\.yaml", out), out
+    assert "1 file checked: 1 error, 0 warnings." in out  # only the staged plan was linted
+
+    write(project / "plans" / "team" / "copy.yaml", REFERENCE.replace("name: retail-refund-window", "name: retail-refund-window-2", 1))
+    git(project, "add", "-A")
+    passing = try_repo()
+    assert passing.returncode == 0, passing.stdout + passing.stderr

@@ -26,7 +26,7 @@ def discover(paths: Iterable[str], config: Config) -> list[tuple[str, Path, bool
         path = Path(arg)
         if path.is_dir():
             # Per-directory path arithmetic, string joins per file: a monorepo has thousands.
-            for directory, names in _walk(path, config):
+            for directory, names in walk_yaml(path, config):
                 prefix = os.path.join(arg, os.path.relpath(directory, path))
                 absolute = os.path.abspath(directory)
                 for name in names:
@@ -50,7 +50,7 @@ def _add(found, seen, display, path, explicit) -> None:
         found.append((display, path, explicit))
 
 
-def _walk(root: Path, config: Config) -> Iterator[tuple[str, list[str]]]:
+def walk_yaml(root: Path, config: Config) -> Iterator[tuple[str, list[str]]]:
     """(directory, sorted names of its YAML files) under root, directories in sorted order."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not config.excluded(Path(dirpath, d)))

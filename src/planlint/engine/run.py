@@ -9,6 +9,8 @@ file at once: duplicate plan names (PL005) and the suppression bookkeeping
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Iterable
 
 from planlint.core import suppressions as supp
@@ -16,10 +18,12 @@ from planlint.core.config import Config
 from planlint.core.loader import load_file
 from planlint.core.messages import show
 from planlint.core.model import FileResult, Report, is_plan
+from planlint.core.paths import repository_root
 from planlint.core.positions import START, Span
 from planlint.engine.discovery import discover
 from planlint.engine.lint import make_finding
 from planlint.engine.parallel import lint_targets
+from planlint.engine.plan_names import mentions, plan_files, read_name
 from planlint.rules import RULES
 from planlint.rules.budget import money
 from planlint.services.publications import Publications, prefetch
@@ -36,9 +40,51 @@ def lint_paths(
     findings (parallel.py).
     """
     report = Report()
-    targets = [(display, path, explicit and not named_as_discovered) for display, path, explicit in discover(paths, config)]
+    discovered = discover(paths, config)
+    targets = [(display, path, explicit and not named_as_discovered) for display, path, explicit in discovered]
     results = lint_targets(targets, config, extras=extras, jobs=jobs, cache=cache)
-    return finish([r for r in results if r is not None], config, report)
+    results = [r for r in results if r is not None]
+    other_names = None
+    if config.enabled("PL005") and any(explicit for _, _, explicit in discovered):
+        wanted = {r.plan_name for r in results if r.plan_name is not None}
+        other_names = repository_plan_names([path for _, path, _ in discovered], wanted, config)
+    return finish(results, config, report, other_names=other_names)
+
+
+def repository_plan_names(linted: list[Path], wanted: set[str], config: Config) -> dict[str, str]:
+    """metadata.name -> path, for the repository's other plans named like a linted one (PL005 on named files).
+
+    pre-commit names only the staged files, so a new plan reusing the name of
+    a plan already committed would pass the hook and fail the next full run.
+    When files are named inside a git repository, the plans under the
+    repository's `plans/` directory (where the hook's files come from) that
+    this run does not lint count for PL005, as diff mode's unchanged plans do.
+    The hook must stay fast with thousands of plans there: a file whose bytes
+    do not contain one of the `wanted` names (the linted plans' names) cannot
+    share one and is not parsed; the few that do are read exactly
+    (`plan_names.read_name`).
+    """
+    if not wanted:
+        return {}
+    root = repository_root(os.path.abspath(os.getcwd()))
+    plans_dir = os.path.join(root, "plans")
+    if not os.path.exists(os.path.join(root, ".git")) or not os.path.isdir(plans_dir):
+        return {}
+    # A name without whitespace is in the file's bytes as written, unless escaped (mentions() reads any
+    # file with a backslash); one with whitespace may be folded over lines: then every file is read.
+    needles = None if any(ch.isspace() for name in wanted for ch in name) else [name.encode("utf-8", "surrogatepass") for name in wanted]
+    shown_dir = os.path.relpath(plans_dir)
+    skip = {os.path.normcase(os.path.realpath(path)) for path in linted}
+    names: dict[str, str] = {}
+    for display, path in plan_files(shown_dir, config):
+        if not mentions(path, needles, config.max_file_size):
+            continue
+        if os.path.normcase(os.path.realpath(path)) in skip:
+            continue
+        name = read_name(Path(path), config)
+        if name is not None and name in wanted:
+            names.setdefault(name, display)
+    return names
 
 
 def _judged(code: str, result: FileResult, config: Config) -> bool:

@@ -85,6 +85,10 @@ duplicate_plan_name.doc = """Two linted plans share `metadata.name`.
     Plan names identify experiments in dashboards, run names and review
     threads; two plans with one name make results attributable to the wrong
     design. Every plan after the first with a given name is reported.
+    When files are named (as pre-commit names the staged ones) inside a git
+    repository, the repository's other plans under `plans/` count too, so a
+    new plan that reuses a committed plan's name fails the hook, not the
+    next full run; in diff mode the unchanged plans count.
 
     Example (fails):
         # two files
