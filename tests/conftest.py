@@ -124,3 +124,14 @@ def _no_untimed_requests(_http_timeout_guard):
     found = list(UNTIMED_REQUESTS)
     UNTIMED_REQUESTS.clear()
     assert not found, f"requests made without a finite (connect, read) timeout: {found}"
+
+
+
+@pytest.fixture
+def registry_waits(monkeypatch):
+    """The registry client's waits, recorded instead of taken (its clock is injected)."""
+    from planlint.services.registry import Registry
+
+    waits: list[float] = []
+    monkeypatch.setattr(Registry, "sleep", staticmethod(waits.append))
+    return waits

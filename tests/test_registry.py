@@ -194,22 +194,21 @@ def test_5xx_is_retried(registry, tmp_path, planlint):
     assert registry.paths().count(RELEASE) == 3
 
 
-def test_429_honours_retry_after(registry, tmp_path, planlint):
+def test_429_honours_retry_after(registry, tmp_path, planlint, registry_waits):
     registry.script[RELEASE] = [Reply(429, {"Retry-After": "1"})]
     root = project(tmp_path, registry.url, retries=1)
     write(root / "plans" / "a.yaml", _plan("a"))
     assert planlint("--online", "plans/", cwd=root).status == 0
-    first, second = [r.at for r in registry.requests if r.path == RELEASE]
-    assert second - first >= 0.9  # waited as asked, not the 0.01 s backoff
+    assert registry.paths().count(RELEASE) == 2
+    assert registry_waits == [1.0]  # waited as asked, not the 0.01 s backoff
 
 
-def test_retry_after_is_capped(registry, tmp_path, planlint):
+def test_retry_after_is_capped(registry, tmp_path, planlint, registry_waits):
     registry.script[RELEASE] = [Reply(429, {"Retry-After": "3600"})]
     root = project(tmp_path, registry.url, retries=1, max_retry_after=0.2)
     write(root / "plans" / "a.yaml", _plan("a"))
-    started = time.monotonic()
     assert planlint("--online", "plans/", cwd=root).status == 0
-    assert time.monotonic() - started < 5
+    assert registry_waits == [pytest.approx(0.2)]  # cut to max_retry_after, not the hour asked
     assert registry.paths().count(RELEASE) == 2
 
 
@@ -223,13 +222,15 @@ def test_5xx_that_persists_is_one_warning(registry, tmp_path, planlint):
 
 
 def test_a_hang_past_the_timeout(registry, tmp_path, planlint):
-    registry.default = Reply(delay=10)
+    registry.default = Reply(delay=600)
     root = project(tmp_path, registry.url, timeout=0.3, retries=0)
     write(root / "plans" / "a.yaml", _plan("a"))
     write(root / "plans" / "b.yaml", _plan("b", "2026.11.30"))
     started = time.monotonic()
     result = planlint("--online", "plans/", cwd=root)
-    assert time.monotonic() - started < 5
+    # A real socket timeout, so real time, with a bound that only catches a hang:
+    # the server would answer after ten minutes.
+    assert time.monotonic() - started < 120
     assert result.status == 0
     assert result.err.count("planlint: warning:") == 1
     assert "is unavailable: no answer within 0.3s" in result.err

@@ -10,6 +10,7 @@ own origin: pagination links pointing elsewhere are refused.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
@@ -46,6 +47,7 @@ class GitHub:
         timeout: tuple[float, float] = DEFAULT_TIMEOUT,
         policy: RetryPolicy = RetryPolicy(),
         log: Callable[[str], None] = log_to_stderr,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
@@ -58,7 +60,7 @@ class GitHub:
         self.client = Client(
             timeout=timeout, policy=policy, token=token, token_origin=self.api_url, foreign_redirects="refuse",
             headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"},
-            label="GitHub API", log=log,
+            label="GitHub API", log=log, sleep=sleep,
         )
         self.session = self.client.session
 

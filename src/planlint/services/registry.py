@@ -25,7 +25,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 from urllib.parse import quote
 
 from planlint.core.atomic import write_atomically
@@ -119,6 +119,10 @@ class Registry:
     marks the registry unavailable for the rest of the run: later lookups
     answer None at once, so an outage costs one timeout, not one per plan.
     """
+
+    #: How the client waits between retries. The clock is injected here so a
+    #: test proves the waits (Retry-After, rate-limit resets) without taking them.
+    sleep: Callable[[float], None] = staticmethod(time.sleep)
 
     def __init__(self, settings: RegistrySettings, cache: Cache | None = None, environ=None) -> None:
         self.settings = settings
@@ -262,6 +266,7 @@ class Registry:
                     timeout=(s.timeout, s.timeout), policy=policy, token=self._token, token_origin=s.url,
                     foreign_redirects="follow", max_body=1024 * 1024, pool_size=s.workers, log=None,
                     name_request=False,  # concurrent lookups: the first to fail is a race, the host says enough
+                    sleep=self.sleep,
                 )
             return self._client
 

@@ -27,6 +27,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from planlint.services.split_data import _formats, _scan
 from planlint.services.split_data._formats import (
@@ -87,6 +88,7 @@ def check_split_data(
     cache_dir: Path | None,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     project_root: Path | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[list[DataIssue], list[DataNote]]:
     """Check two existing split files against each other.
 
@@ -98,6 +100,7 @@ def check_split_data(
     Never raises for bad data: unreadable rows and files become notes.
     Results are cached in `cache_dir` only when sealed with this machine's
     key (`planlint.core.cache_seal`; a key inside `project_root` is refused).
+    `clock` is what `time_budget` is measured on (time.monotonic; tests inject one).
     """
     train_path, eval_path = Path(train_path), Path(eval_path)
     group_key = str(group_key) if group_key is not None and str(group_key) != "" else None
@@ -147,7 +150,8 @@ def check_split_data(
         if cached is not None:
             return cached
 
-    _formats.DEADLINE = None if time_budget is None else time.monotonic() + time_budget
+    _formats.CLOCK = clock
+    _formats.DEADLINE = None if time_budget is None else clock() + time_budget
     try:
         issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs)
     except OverBudget:
@@ -159,6 +163,7 @@ def check_split_data(
         return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped")]
     finally:
         _formats.DEADLINE = None
+        _formats.CLOCK = time.monotonic
     if cache_file is not None:
         _cache_write(cache_file, issues, notes, seal_key, cache_file.stem)
     return issues, notes

@@ -44,9 +44,13 @@ PARQUET_BATCH_ROWS = 8192
 #: How many row numbers (and values) of each kind are kept for messages.
 SAMPLE = 5
 
-#: When the data checks under way must stop (a time.monotonic() value), or
-#: None. Set by check_split_data for each plan; forked workers inherit it.
+#: When the data checks under way must stop (a CLOCK() value), or None.
+#: Set by check_split_data for each plan; forked workers inherit it.
 DEADLINE: Optional[float] = None
+
+#: The clock DEADLINE is read against: time.monotonic, or the one a caller
+#: of check_split_data injects (tests prove the budget without real time).
+CLOCK: Callable[[], float] = time.monotonic
 
 
 class OverBudget(Exception):
@@ -54,7 +58,7 @@ class OverBudget(Exception):
 
 
 def check_deadline() -> None:
-    if DEADLINE is not None and time.monotonic() > DEADLINE:
+    if DEADLINE is not None and CLOCK() > DEADLINE:
         raise OverBudget()
 
 Batch = Tuple[List[int], List[Any], List[Any], List[Any]]
