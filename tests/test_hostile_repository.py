@@ -175,7 +175,7 @@ def test_the_data_time_budget_bounds_the_work_on_an_injected_clock(tmp_path):
     reads, each after at most one chunk of the file, and then the checks stop with the
     note, however fast or busy the machine is."""
     from planlint.services.split_data import check_split_data
-    from planlint.services.split_data import _formats
+    from planlint.services.split_data import _base
 
     repo = _project(tmp_path, "data/train.jsonl.gz")
     train = _gzip_bomb(repo)
@@ -192,7 +192,7 @@ def test_the_data_time_budget_bounds_the_work_on_an_injected_clock(tmp_path):
     assert issues == [] and [n.over_budget for n in notes] == [True], notes
     assert "the data checks stopped after 0.5s (limit data.time_budget)" in notes[0].message
     assert reads[0] <= 0.5 / 0.05 + 2, reads[0]  # the start, ten in-budget reads, the one past it
-    assert _formats.DEADLINE is None and _formats.CLOCK is time.monotonic  # nothing leaks into the next check
+    assert _base.DEADLINE is None and _base.CLOCK is time.monotonic  # nothing leaks into the next check
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", ".inf", ".nan", "true", "soon"])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from planlint.services.split_data import DataIssue, DataNote, check_split_data
-from planlint.services.split_data import _formats, _scan
+from planlint.services.split_data import _base, _scan
 import planlint.services.split_data as split_data
 
 FORMATS = ["jsonl", "jsonl.gz", "csv", "csv.gz", "parquet"]
@@ -469,8 +469,8 @@ def test_configured_input_fields(tmp_path):
 
 
 def test_chunk_boundaries_and_overlong_lines(tmp_path, monkeypatch):
-    monkeypatch.setattr(_formats, "CHUNK_BYTES", 7)
-    monkeypatch.setattr(_formats, "MAX_LINE_BYTES", 300)
+    monkeypatch.setattr(_base, "CHUNK_BYTES", 7)
+    monkeypatch.setattr(_base, "MAX_LINE_BYTES", 300)
     lines = [json.dumps(row(i, f"c{i}", "2026-01-01")) for i in range(5)]
     lines.insert(2, '{"customer_id": "' + "x" * 1000 + '"}')  # line 3: too long, skipped
     train = tmp_path / "train.jsonl"
@@ -561,8 +561,8 @@ def test_no_cache_dir_writes_nothing(tmp_path):
 def test_line_blocks_match_a_plain_split(tmp_path, monkeypatch, chunk):
     import random
 
-    monkeypatch.setattr(_formats, "CHUNK_BYTES", chunk)
-    monkeypatch.setattr(_formats, "MAX_LINE_BYTES", 40)
+    monkeypatch.setattr(_base, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(_base, "MAX_LINE_BYTES", 40)
     rnd = random.Random(chunk)
     for attempt in range(30):
         lines = [rnd.choice(["", "a", "b" * rnd.randrange(1, 41), "X" * rnd.randrange(41, 300)]) for _ in range(rnd.randrange(0, 12))]
@@ -571,7 +571,7 @@ def test_line_blocks_match_a_plain_split(tmp_path, monkeypatch, chunk):
         text = "\n".join(lines) + ending
         path.write_bytes(text.encode())
         got: list = []
-        for block in _formats._line_blocks(open(path, "rb")):
+        for block in _base.line_blocks(open(path, "rb")):
             got.extend([None] if block is None else block.decode().split("\n"))
         reference = text.split("\n")
         if reference[-1] == "":
@@ -635,7 +635,7 @@ def tiny_pieces(monkeypatch):
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
     monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
-    monkeypatch.setattr(_formats, "CHUNK_BYTES", 256)
+    monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
 
 
 @pytest.mark.parametrize("suffix", ["jsonl", "jsonl.gz", "csv", "csv.gz"])
@@ -648,7 +648,7 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
         text = text.replace('"id": "r50"', '"id": r50', 1).replace("\n", "\n\n\n", 30) + "[1]\n\n" + json.dumps(row(999, "c0", "2026-01-01"))
         train.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
     eval_ = write_rows(tmp_path / f"eval.{suffix}", eval_rows)
-    monkeypatch.setattr(_formats, "MAX_LINE_BYTES", 600)  # the long multi-line prompts are skipped in JSONL
+    monkeypatch.setattr(_base, "MAX_LINE_BYTES", 600)  # the long multi-line prompts are skipped in JSONL
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
     expected = check(train, eval_)
     assert _scan.last_stats["mode"] == "sequential"
@@ -662,7 +662,7 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
     monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
-    monkeypatch.setattr(_formats, "CHUNK_BYTES", 256)
+    monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
     if not _scan._can_fork():
         pytest.skip("worker processes need fork (Linux)")
     assert check(train, eval_) == expected

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from planlint.services.split_data import _formats, _scan
-from planlint.services.split_data._formats import (
+from planlint.services.split_data import _base, _scan
+from planlint.services.split_data._base import (
     Fields,
     FileReport,
     MissingExtra,
@@ -150,8 +150,8 @@ def check_split_data(
         if cached is not None:
             return cached
 
-    _formats.CLOCK = clock
-    _formats.DEADLINE = None if time_budget is None else clock() + time_budget
+    _base.CLOCK = clock
+    _base.DEADLINE = None if time_budget is None else clock() + time_budget
     try:
         issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs)
     except OverBudget:
@@ -162,8 +162,8 @@ def check_split_data(
     except _ReadError as error:
         return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped")]
     finally:
-        _formats.DEADLINE = None
-        _formats.CLOCK = time.monotonic
+        _base.DEADLINE = None
+        _base.CLOCK = time.monotonic
     if cache_file is not None:
         _cache_write(cache_file, issues, notes, seal_key, cache_file.stem)
     return issues, notes

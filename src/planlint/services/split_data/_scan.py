@@ -23,15 +23,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from planlint.services.split_data._formats import (
-    FILE,
-    CsvLayout,
-    Fields,
-    FileReport,
-    Unsplittable,
-    iter_batches,
-    plan_units,
-)
+from planlint.services.split_data._base import FILE, Fields, FileReport, Unsplittable
+from planlint.services.split_data._csv import CsvLayout
+from planlint.services.split_data._formats import iter_batches, plan_units
 from planlint.services.split_data._values import (
     Cutoff,
     group_text,

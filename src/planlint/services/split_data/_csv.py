@@ -1,0 +1,215 @@
+"""CSV (and gzip-compressed CSV) with the csv module, strict; pieces for worker
+processes end at a newline preceded by an even number of quote characters."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any, Iterator, List
+
+from planlint.services.split_data import _base  # its limits are read when used: tests set them
+from planlint.services.split_data._base import (
+    Batch,
+    Fields,
+    FileReport,
+    Unsplittable,
+    check_deadline,
+    open_split,
+    range_reader,
+)
+from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
+
+
+#: Largest CSV field (the csv module's limit is raised to this while reading).
+MAX_FIELD_CHARS = 64 << 20
+
+
+#: Rows per yielded batch for CSV.
+BATCH_ROWS = 65536
+
+
+class CsvLayout:
+    """Column positions from a CSV header."""
+
+    def __init__(self, header: list[str], fields: Fields) -> None:
+        index: dict[str, int] = {}
+        for position, name in enumerate(header):
+            index.setdefault(name, position)
+        for position, name in enumerate(header):
+            index.setdefault(name.strip(), position)
+        self.absent: list[str] = []
+        self.input_field: str | None = None
+
+        def column(name: str | None) -> int:
+            if name is None:
+                return -1
+            if name not in index:
+                self.absent.append(name)
+                return -1
+            return index[name]
+
+        self.group = column(fields.group_key)
+        self.time = column(fields.time_key)
+        self.inputs: list[int] = []
+        if fields.inputs is None:
+            for name in DEFAULT_INPUT_FIELDS:
+                if name in index:
+                    self.input_field = name
+                    self.inputs = [index[name]]
+                    break
+        else:
+            self.inputs = [column(name) for name in fields.inputs]
+            if all(position < 0 for position in self.inputs):
+                self.inputs = []
+        self.width = 1 + max([self.group, self.time, *self.inputs])
+
+
+def _even_newline(data: bytes, quotes_before: int, forward: bool = False, start: int = 0) -> int:
+    """Index of the last (or, `forward`, the first at or after `start`)
+    newline in `data` preceded by an even number of quote characters,
+    counting `quotes_before` seen before `data`; -1 if there is none."""
+    if forward:
+        position, seen = start, quotes_before + data.count(b'"', 0, start)
+        while True:
+            newline = data.find(b"\n", position)
+            if newline < 0:
+                return -1
+            seen += data.count(b'"', position, newline)
+            if seen % 2 == 0:
+                return newline
+            position = newline + 1
+    total = quotes_before + data.count(b'"')
+    cut, after = len(data), 0
+    while True:
+        newline = data.rfind(b"\n", 0, cut)
+        if newline < 0:
+            return -1
+        after += data.count(b'"', newline + 1, cut)
+        if (total - after) % 2 == 0:
+            return newline
+        cut = newline
+
+
+def _csv_pieces(handle, head: bytes, data_start: int, unit_bytes: int, keep: bool) -> Iterator[tuple]:
+    """Pieces of about `unit_bytes` of CSV records after the header: byte
+    ranges, or the bytes themselves when `keep` (gzip). Reads 1 MiB at a time;
+    holds at most one piece (when `keep`)."""
+    if keep:
+        unit_bytes = min(unit_bytes, _base.CHUNK_BYTES)
+    limit = max(unit_bytes * 4, _base.MAX_LINE_BYTES)
+    with handle:
+        pending: list[bytes] = []
+        pending_len = 0
+        quotes = 0  # quote characters in the pending bytes
+        start = data_start
+        block = head[data_start:]
+        while True:
+            if not block:
+                check_deadline()
+                block = handle.read(1 << 20)
+                if not block:
+                    if pending_len:
+                        yield ("bytes", b"".join(pending)) if keep else ("range", start, start + pending_len)
+                    return
+            due = unit_bytes - pending_len  # cut at the first safe newline from here on
+            cut = _even_newline(block, quotes, forward=True, start=max(0, due)) if due < len(block) else -1
+            if cut < 0:
+                quotes += block.count(b'"')
+                if keep:
+                    pending.append(block)
+                pending_len += len(block)
+                block = b""
+                if pending_len > limit:
+                    raise Unsplittable("no CSV record boundary found")
+                continue
+            size = pending_len + cut + 1
+            if keep:
+                pending.append(block[: cut + 1])
+                yield ("bytes", b"".join(pending))
+            else:
+                yield ("range", start, start + size)
+            start += size
+            block = block[cut + 1:]
+            pending, pending_len, quotes = [], 0, 0
+
+
+def _csv_unit_batches(path: Path, gz: bool, fields: Fields, report: FileReport, unit: tuple, layout: CsvLayout | None) -> Iterator[Batch]:
+    if unit[0] == "file":
+        handle = io.TextIOWrapper(open_split(path, gz), encoding="utf-8-sig", errors="replace", newline="")
+        with handle:
+            reader = csv.reader(handle, strict=True)
+            try:
+                header = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as error:
+                raise ValueError(f"malformed CSV header: {error}") from None
+            layout = CsvLayout(header, fields)
+            report.absent_columns = list(layout.absent)
+            report.input_field = layout.input_field
+            yield from _csv_records(reader, layout, fields, report)
+        return
+    assert layout is not None
+    if unit[0] == "range":
+        handle, read = range_reader(path, unit[1], unit[2])
+        with handle:
+            data = read(unit[2] - unit[1])
+    else:
+        data = unit[1]
+    # the same decoding and line splitting as for the whole file (io.StringIO
+    # would hold the piece as 4 bytes per character)
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
+    del data
+    with text:
+        yield from _csv_records(csv.reader(text, strict=True), layout, fields, report)
+
+
+def _csv_records(reader, layout: CsvLayout, fields: Fields, report: FileReport) -> Iterator[Batch]:
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, MAX_FIELD_CHARS))
+    try:
+        gi, ti, input_cols, width = layout.group, layout.time, layout.inputs, layout.width
+        want_group, want_time = fields.group_key is not None, fields.time_key is not None
+        single = input_cols[0] if len(input_cols) == 1 else None
+        rowno = report.lines
+        done = False
+        while not done:
+            rows: List[int] = []
+            groups: List[Any] = []
+            times: List[Any] = []
+            ins: List[Any] = []
+            try:
+                for record in reader:
+                    rowno += 1
+                    if not rowno & 4095:
+                        check_deadline()
+                    if not record:
+                        continue  # blank line
+                    if len(record) < width:
+                        record = record + [""] * (width - len(record))
+                    rows.append(rowno)
+                    if want_group:
+                        groups.append(record[gi] if gi >= 0 else None)
+                    if want_time:
+                        times.append(record[ti] if ti >= 0 else None)
+                    if single is not None:
+                        ins.append(record[single])
+                    elif input_cols:
+                        ins.append(tuple([record[i] if i >= 0 else None for i in input_cols]))
+                    else:
+                        ins.append(None)
+                    if len(rows) >= BATCH_ROWS:
+                        break
+                else:
+                    done = True
+            except csv.Error as error:
+                rowno += 1
+                report.invalid.add(rowno)
+                if str(error).startswith("unexpected end of data"):
+                    report.ended_in_quotes = True
+            report.rows += len(rows)
+            report.lines = rowno
+            yield rows, groups, times, ins
+    finally:
+        csv.field_size_limit(old_limit)
