@@ -195,7 +195,8 @@ def fix_actions(linted: Linted, uri: str, code: str, yaml_path: str, diag) -> li
     """The `--fix` fixes for one finding, as quick fixes."""
     from lsprotocol import types
 
-    from planlint.modes.fixes import FIXABLE, _non_overlapping, apply_edits, candidate_fixes, verified
+    from planlint.modes.edits import apply_edits, non_overlapping, verified
+    from planlint.modes.fixes import FIXABLE, candidate_fixes
     from planlint.core.loader import load_text
     from planlint.core.positions import yaml_path as format_path
 
@@ -205,7 +206,7 @@ def fix_actions(linted: Linted, uri: str, code: str, yaml_path: str, diag) -> li
     original = load_text(linted.text, limits)
     if original.fatal or original.problems:  # PL002: --fix leaves such a file alone, so does the editor
         return []
-    fixes = _non_overlapping(candidate_fixes(linted.text, original.data, original.positions, linted.publications, {(code, yaml_path)}))
+    fixes = non_overlapping(candidate_fixes(linted.text, original.data, original.positions, linted.publications, {(code, yaml_path)}))
     lines = Lines(linted.text)
     actions = []
     for fix in fixes:

@@ -25,33 +25,41 @@ are not plans are never touched.
 
 from __future__ import annotations
 
-import difflib
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from planlint.core.atomic import write_atomically
 from planlint.core.currencies import ISO_4217
 from planlint.core.floating import floating_reason
 from planlint.core.loader import decode, load_text
 from planlint.core.messages import sanitize, show
 from planlint.core.positions import Positions, Route, yaml_path
-from planlint.core.yaml_values import YamlFloat, YamlInt, parse_number, resolve_plain, scalar_text
+from planlint.core.yaml_values import YamlFloat, YamlInt, parse_number, scalar_text
 from planlint.engine.discovery import discover
 from planlint.engine.lint import lint_file
 from planlint.engine.run import finish
+from planlint.modes.edits import (
+    Edit,
+    Fix,
+    Site,
+    apply_edits,
+    line_starts,
+    newline_of,
+    non_overlapping,
+    offset,
+    render_scalar,
+    scalar_site,
+    unified_diff,
+    verified,
+    write_file,
+)
 
 FIXABLE = ("PL102", "PL302", "PL502", "PL503")
 NEWEST_WORDS = frozenset({"latest", "newest", "current", "head", "tip"})
 _WILD = ("x", "X", "*")
-_BREAK = re.compile(r"\r\n|\r|\n|\x85|\u2028|\u2029")
-_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _BOM = b"\xef\xbb\xbf"
 _MAX_VALUE = 128
-
 _AMOUNT = r"(?P<amount>(?:0|[1-9][0-9]*)(?:\.[0-9]+)?)"
 _GROUPED = r"(?P<amount>[1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?)"
 _SPEND_FORMS = [  # (pattern, where the currency comes from)
@@ -63,24 +71,6 @@ _SPEND_FORMS = [  # (pattern, where the currency comes from)
     (re.compile(rf"^{_GROUPED}\s?(?P<code>USD|usd)$"), "code"),
     (re.compile(rf"^{_AMOUNT}$"), "none"),
 ]
-
-
-@dataclass(frozen=True)
-class Edit:
-    start: int  # offsets into the decoded text
-    end: int
-    text: str
-
-
-@dataclass
-class Fix:
-    code: str
-    route: Route
-    edits: list[Edit]
-    expect: list[tuple[Route, Any]]  # the data after the fix: route -> value
-    summary: str
-    also: list[tuple[str, Route]] = field(default_factory=list)  # other findings it resolves
-    repin: tuple[str, str, str] | None = None  # (grader id, old, new)
 
 
 @dataclass
@@ -98,62 +88,6 @@ class FixOutcome:
         if not n:
             return "No fixes available." if would else "Nothing to fix."
         return f"{verb} {n} finding{'s' if n != 1 else ''} in {m} file{'s' if m != 1 else ''}."
-
-
-# --------------------------------------------------------------------------- text positions
-
-
-def line_starts(text: str) -> list[int]:
-    """Offsets where each line begins, with the line breaks libyaml counts."""
-    return [0] + [m.end() for m in _BREAK.finditer(text)]
-
-
-def _offset(starts: list[int], line: int, column: int) -> int | None:
-    if not 1 <= line <= len(starts):
-        return None
-    return starts[line - 1] + column - 1
-
-
-@dataclass(frozen=True)
-class _Site:
-    start: int
-    end: int
-    style: str  # plain | " | '
-
-
-def _scalar_site(text: str, starts: list[int], positions: Positions, route: Route, value: Any) -> _Site | None:
-    """Where the scalar at `route` is written, when it is one plain or quoted scalar on one line."""
-    span = positions.values.get(route)
-    if span is None or span.line != span.end_line:
-        return None
-    start, end = _offset(starts, span.line, span.column), _offset(starts, span.end_line, span.end_column)
-    if start is None or end is None or not start < end <= len(text):
-        return None
-    source = text[start:end]
-    if source[0] in "\"'":
-        if len(source) < 2 or source[-1] != source[0]:
-            return None
-        return _Site(start, end, source[0])
-    if source[0] in "&!*|>" or source != scalar_text(value):  # anchors, tags, aliases, block scalars
-        return None
-    return _Site(start, end, "plain")
-
-
-def _render(value: str, style: str) -> str:
-    """`value` as a YAML scalar that reads back as this string, in the original's style where possible."""
-    if style == "'":
-        return "'" + value.replace("'", "''") + "'"
-    if style == "plain" and _PLAIN_SAFE.match(value) and isinstance(resolve_plain(value), str):
-        return value
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _newline(text: str) -> str:
-    match = re.search(r"\r\n|\r|\n", text)
-    return match.group(0) if match else "\n"
-
-
-# --------------------------------------------------------------------------- the fixes
 
 
 def newest_matching(value: Any, published: tuple[str, ...]) -> str | None:
@@ -211,8 +145,8 @@ class _Plan:
     def wants(self, code: str, route: Route) -> bool:
         return self.wanted is None or (code, yaml_path(route)) in self.wanted
 
-    def site(self, route: Route, value: Any) -> _Site | None:
-        return _scalar_site(self.text, self.starts, self.positions, route, value)
+    def site(self, route: Route, value: Any) -> Site | None:
+        return scalar_site(self.text, self.starts, self.positions, route, value)
 
 
 def _pin_newest(plan: _Plan, publications, code: str, kind: str, route: Route, name: Any, value: Any) -> Fix | None:
@@ -224,7 +158,7 @@ def _pin_newest(plan: _Plan, publications, code: str, kind: str, route: Route, n
     if new is None or site is None:
         return None
     summary = f"{yaml_path(route)} {show(value)} -> {show(new)} (newest published in {source})"
-    return Fix(code, route, [Edit(site.start, site.end, _render(new, site.style))], [(route, new)], summary)
+    return Fix(code, route, [Edit(site.start, site.end, render_scalar(new, site.style))], [(route, new)], summary)
 
 
 def _release_fix(plan: _Plan, publications) -> Iterator[Fix]:
@@ -292,8 +226,8 @@ def _currency_insert(plan: _Plan, currency: str) -> Edit | None:
     mapping = plan.positions.values.get(("budget",))
     if key is None or value is None or mapping is None:
         return None
-    map_start = _offset(plan.starts, mapping.line, mapping.column)
-    key_start = _offset(plan.starts, key.line, key.column)
+    map_start = offset(plan.starts, mapping.line, mapping.column)
+    key_start = offset(plan.starts, key.line, key.column)
     if map_start is None or key_start is None:
         return None
     if plan.text[map_start] == "{":  # flow mapping: a new first entry before max_spend
@@ -302,7 +236,7 @@ def _currency_insert(plan: _Plan, currency: str) -> Edit | None:
     indent = plan.text[line_start:key_start]
     if indent.strip(" ") or value.end_line != key.line:
         return None  # not a simple `  max_spend: ...` line
-    newline = _newline(plan.text)
+    newline = newline_of(plan.text)
     if value.end_line < len(plan.starts):  # insert at the start of the next line
         at = plan.starts[value.end_line]
         return Edit(at, at, f"{indent}currency: {currency}{newline}")
@@ -322,90 +256,13 @@ def _currency_fix(plan: _Plan) -> Iterator[Fix]:
     site = plan.site(route, value)
     if site is None or not plan.wants("PL503", route):
         return
-    yield Fix("PL503", route, [Edit(site.start, site.end, _render(upper, site.style))], [(route, upper)], f"budget.currency {show(value)} -> {upper}")
+    yield Fix("PL503", route, [Edit(site.start, site.end, render_scalar(upper, site.style))], [(route, upper)], f"budget.currency {show(value)} -> {upper}")
 
 
 def candidate_fixes(text: str, data: dict, positions: Positions, publications, wanted: set[tuple[str, str]] | None = None) -> list[Fix]:
     """The certain fixes for this plan; only for `wanted` (code, yaml_path) findings when given."""
     plan = _Plan(text, data, positions, wanted)
     return [*_release_fix(plan, publications), *_grader_fixes(plan, publications), *_spend_fix(plan), *_currency_fix(plan)]
-
-
-# --------------------------------------------------------------------------- applying and checking
-
-
-def apply_edits(text: str, edits: list[Edit]) -> str:
-    out, last = [], len(text)
-    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-        out.append(text[edit.end:last])
-        out.append(edit.text)
-        last = edit.start
-    out.append(text[:last])
-    return "".join(reversed(out))
-
-
-def _non_overlapping(fixes: list[Fix]) -> list[Fix]:
-    kept: list[Fix] = []
-    taken: list[tuple[int, int]] = []
-    for fix in fixes:
-        spans = [(e.start, e.end) for e in fix.edits]
-        if any(a < d and c < b or (a == b == c == d) for a, b in spans for c, d in taken):
-            continue
-        kept.append(fix)
-        taken.extend(spans)
-    return kept
-
-
-def _copy(value: Any, memo: dict) -> Any:
-    if isinstance(value, (dict, list)):
-        if id(value) in memo:
-            return memo[id(value)]
-        if isinstance(value, dict):
-            new: Any = {}
-            memo[id(value)] = new
-            for k, v in value.items():
-                new[k] = _copy(v, memo)
-        else:
-            new = []
-            memo[id(value)] = new
-            new.extend(_copy(v, memo) for v in value)
-        return new
-    return value
-
-
-def _set(data: Any, route: Route, value: Any) -> None:
-    node = data
-    for part in route[:-1]:
-        node = node[part]
-    node[route[-1]] = value
-
-
-def _normal(value: Any) -> Any:
-    """Data in a form where equal means "reads the same": numbers by their source text."""
-    if isinstance(value, dict):
-        return {k: _normal(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normal(v) for v in value]
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, (int, float)):
-        return (type(value).__name__, scalar_text(value))
-    return ("str", value)
-
-
-def verified(original, new_text: str, fixes: list[Fix], limits) -> bool:
-    """Does `new_text` read as the original data with exactly the fixes' changes?"""
-    expected = _copy(original.data, {})
-    for fix in fixes:
-        for route, value in fix.expect:
-            _set(expected, route, value)
-    reloaded = load_text(new_text, limits)
-    if reloaded.fatal or [p.code for p in reloaded.problems] != [p.code for p in original.problems]:
-        return False
-    return _normal(reloaded.data) == _normal(expected)
-
-
-# --------------------------------------------------------------------------- a run
 
 
 def fix_paths(paths, config, extras: dict, *, write: bool = True) -> FixOutcome:
@@ -447,7 +304,7 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
     if original.problems:  # PL002: other YAML tools keep the *last* duplicate, so no edit is certain
         outcome.notes.append(f"{result.path}: not fixed: it repeats a key (PL002); remove the duplicate first")
         return
-    fixes = _non_overlapping(candidate_fixes(text, original.data, original.positions, publications, set(reported)))
+    fixes = non_overlapping(candidate_fixes(text, original.data, original.positions, publications, set(reported)))
     if not fixes:
         return
     new_text = apply_edits(text, [e for f in fixes for e in f.edits])
@@ -460,7 +317,7 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
         return
     if write:
         try:
-            _write_atomically(path, (_BOM if raw.startswith(_BOM) else b"") + new_text.encode("utf-8"))
+            write_file(path, (_BOM if raw.startswith(_BOM) else b"") + new_text.encode("utf-8"))
         except OSError as exc:
             outcome.notes.append(f"{result.path}: not fixed: cannot write it ({exc.strerror or type(exc).__name__})")
             return
@@ -477,26 +334,3 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
         if fix.repin and write:
             ident, old, new = fix.repin
             outcome.repinned.setdefault(result.path, {})[ident] = (old, new)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    target = Path(os.path.realpath(path))  # write through a symlink, keep the link
-    write_atomically(target, data, mode=stat.S_IMODE(target.stat().st_mode), prefix=f".{target.name}.", suffix=".planlint-fix")
-
-
-def _lines(text: str) -> list[str]:
-    """Lines split at LF only, so CRLF endings stay part of their line."""
-    return re.findall(r"[^\n]*\n|[^\n]+$", text)
-
-
-def unified_diff(old: str, new: str, display: str) -> str:
-    """A `git apply`-able diff of one file (a/ and b/ prefixes, "\\ No newline" markers)."""
-    out = []
-    for line in difflib.unified_diff(_lines(old), _lines(new), f"a/{display}", f"b/{display}"):
-        body = line.rstrip("\r\n")
-        ending = line[len(body):]
-        plain = body.replace("\t", " ").replace("\ufeff", "", 1 if body[1:2] == "\ufeff" else 0)
-        if sanitize(plain) != plain:
-            body = sanitize(body)  # plan content must not reach a terminal as control characters
-        out.append(body + (ending if ending else "\n\\ No newline at end of file\n"))
-    return "".join(out)

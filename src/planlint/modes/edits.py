@@ -1,0 +1,191 @@
+"""The edit machinery of --fix, rule-agnostic: exact text edits at loader positions.
+
+A document is never re-dumped. An `Edit` replaces a span of the decoded text
+(one scalar, at the span the loader recorded) or inserts one; `apply_edits`
+applies non-overlapping edits; `verified` parses the result again and accepts
+it only when the data equals the original plus exactly the values each `Fix`
+intends (numbers compared by their source text) and nothing new is wrong.
+Which edits a finding gets is decided by the per-rule fixes (modes/fixes.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planlint.core.atomic import write_atomically
+from planlint.core.loader import load_text
+from planlint.core.messages import sanitize
+from planlint.core.positions import Positions, Route
+from planlint.core.yaml_values import resolve_plain, scalar_text
+
+
+_BREAK = re.compile(r"\r\n|\r|\n|\x85|\u2028|\u2029")
+_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int  # offsets into the decoded text
+    end: int
+    text: str
+
+
+@dataclass
+class Fix:
+    code: str
+    route: Route
+    edits: list[Edit]
+    expect: list[tuple[Route, Any]]  # the data after the fix: route -> value
+    summary: str
+    also: list[tuple[str, Route]] = field(default_factory=list)  # other findings it resolves
+    repin: tuple[str, str, str] | None = None  # (grader id, old, new)
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line begins, with the line breaks libyaml counts."""
+    return [0] + [m.end() for m in _BREAK.finditer(text)]
+
+
+def offset(starts: list[int], line: int, column: int) -> int | None:
+    if not 1 <= line <= len(starts):
+        return None
+    return starts[line - 1] + column - 1
+
+
+@dataclass(frozen=True)
+class Site:
+    start: int
+    end: int
+    style: str  # plain | " | '
+
+
+def scalar_site(text: str, starts: list[int], positions: Positions, route: Route, value: Any) -> Site | None:
+    """Where the scalar at `route` is written, when it is one plain or quoted scalar on one line."""
+    span = positions.values.get(route)
+    if span is None or span.line != span.end_line:
+        return None
+    start, end = offset(starts, span.line, span.column), offset(starts, span.end_line, span.end_column)
+    if start is None or end is None or not start < end <= len(text):
+        return None
+    source = text[start:end]
+    if source[0] in "\"'":
+        if len(source) < 2 or source[-1] != source[0]:
+            return None
+        return Site(start, end, source[0])
+    if source[0] in "&!*|>" or source != scalar_text(value):  # anchors, tags, aliases, block scalars
+        return None
+    return Site(start, end, "plain")
+
+
+def render_scalar(value: str, style: str) -> str:
+    """`value` as a YAML scalar that reads back as this string, in the original's style where possible."""
+    if style == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if style == "plain" and _PLAIN_SAFE.match(value) and isinstance(resolve_plain(value), str):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def newline_of(text: str) -> str:
+    match = re.search(r"\r\n|\r|\n", text)
+    return match.group(0) if match else "\n"
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    out, last = [], len(text)
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        out.append(text[edit.end:last])
+        out.append(edit.text)
+        last = edit.start
+    out.append(text[:last])
+    return "".join(reversed(out))
+
+
+def non_overlapping(fixes: list[Fix]) -> list[Fix]:
+    kept: list[Fix] = []
+    taken: list[tuple[int, int]] = []
+    for fix in fixes:
+        spans = [(e.start, e.end) for e in fix.edits]
+        if any(a < d and c < b or (a == b == c == d) for a, b in spans for c, d in taken):
+            continue
+        kept.append(fix)
+        taken.extend(spans)
+    return kept
+
+
+def _copy(value: Any, memo: dict) -> Any:
+    if isinstance(value, (dict, list)):
+        if id(value) in memo:
+            return memo[id(value)]
+        if isinstance(value, dict):
+            new: Any = {}
+            memo[id(value)] = new
+            for k, v in value.items():
+                new[k] = _copy(v, memo)
+        else:
+            new = []
+            memo[id(value)] = new
+            new.extend(_copy(v, memo) for v in value)
+        return new
+    return value
+
+
+def _set(data: Any, route: Route, value: Any) -> None:
+    node = data
+    for part in route[:-1]:
+        node = node[part]
+    node[route[-1]] = value
+
+
+def _normal(value: Any) -> Any:
+    """Data in a form where equal means "reads the same": numbers by their source text."""
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return (type(value).__name__, scalar_text(value))
+    return ("str", value)
+
+
+def verified(original, new_text: str, fixes: list[Fix], limits) -> bool:
+    """Does `new_text` read as the original data with exactly the fixes' changes?"""
+    expected = _copy(original.data, {})
+    for fix in fixes:
+        for route, value in fix.expect:
+            _set(expected, route, value)
+    reloaded = load_text(new_text, limits)
+    if reloaded.fatal or [p.code for p in reloaded.problems] != [p.code for p in original.problems]:
+        return False
+    return _normal(reloaded.data) == _normal(expected)
+
+
+def write_file(path: Path, data: bytes) -> None:
+    target = Path(os.path.realpath(path))  # write through a symlink, keep the link
+    write_atomically(target, data, mode=stat.S_IMODE(target.stat().st_mode), prefix=f".{target.name}.", suffix=".planlint-fix")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at LF only, so CRLF endings stay part of their line."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def unified_diff(old: str, new: str, display: str) -> str:
+    """A `git apply`-able diff of one file (a/ and b/ prefixes, "\\ No newline" markers)."""
+    out = []
+    for line in difflib.unified_diff(_lines(old), _lines(new), f"a/{display}", f"b/{display}"):
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        plain = body.replace("\t", " ").replace("\ufeff", "", 1 if body[1:2] == "\ufeff" else 0)
+        if sanitize(plain) != plain:
+            body = sanitize(body)  # plan content must not reach a terminal as control characters
+        out.append(body + (ending if ending else "\n\\ No newline at end of file\n"))
+    return "".join(out)
