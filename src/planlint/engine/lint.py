@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from planlint.core import suppressions as supp
 from planlint.core.config import Config
 from planlint.core.loader import Loaded, load_bytes, load_file
-from planlint.core.messages import sanitize, show
-from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, FileResult, Finding, is_plan
+from planlint.core.messages import sanitize
+from planlint.core.model import PLAN_API_VERSION, FileResult, Finding, is_plan
 from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
 from planlint.rules.budget import committed, uncounted
@@ -36,19 +35,6 @@ def _mentions_plan(head: bytes) -> bool:
     return b"ExperimentPlan" in head or PLAN_API_VERSION.encode() in head
 
 
-def _not_a_plan(data: Any) -> Problem:
-    if not isinstance(data, dict):
-        what = "empty" if data is None else f"{'a list' if isinstance(data, list) else 'a scalar'}, not a mapping"
-        return Problem((), f"not a plan: the top level is {what}; a plan is a mapping with apiVersion: {PLAN_API_VERSION} and kind: {PLAN_KIND}")
-    if "apiVersion" not in data:
-        return Problem(("apiVersion",), f"not a plan: apiVersion is missing; a v1 plan starts with apiVersion: {PLAN_API_VERSION}", missing=True)
-    if data["apiVersion"] != PLAN_API_VERSION:
-        return Problem(("apiVersion",), f"not a v1 plan: apiVersion is {show(data['apiVersion'])}, expected {PLAN_API_VERSION}")
-    if "kind" not in data:
-        return Problem(("kind",), f"not a plan: kind is missing; a plan has kind: {PLAN_KIND}", missing=True)
-    return Problem(("kind",), f"not a plan: kind is {show(data['kind'])}, expected {PLAN_KIND}")
-
-
 def make_finding(code: str, path: str, span: Span, message: str, route: tuple, config: Config, severity: str | None = None) -> Finding:
     rule = RULES[code]
     # Rules quote plan values through messages.show(); sanitizing the whole
@@ -57,6 +43,8 @@ def make_finding(code: str, path: str, span: Span, message: str, route: tuple, c
 
 
 def place(problem: Problem, positions: Positions) -> Span:
+    if problem.span is not None:  # a check about the text (a suppression comment), not the data
+        return problem.span
     if problem.at_key and problem.route in positions.keys:
         return positions.keys[problem.route]
     return positions.resolve(problem.route, problem.missing)
@@ -89,8 +77,8 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
         if not explicit:
             return None
         if config.enabled("PL004"):
-            problem = _not_a_plan(data)
-            result.findings.append(make_finding("PL004", display, place(problem, loaded.positions), problem.message, problem.route, config))
+            for problem in RULES["PL004"].check(PlanContext(data=data, path=display, config=config)):
+                result.findings.append(make_finding("PL004", display, place(problem, loaded.positions), problem.message, problem.route, config))
         return result
     result.is_plan = True
     result.data = data

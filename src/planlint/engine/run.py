@@ -16,7 +16,6 @@ from typing import Iterable
 from planlint.core import suppressions as supp
 from planlint.core.config import Config
 from planlint.core.loader import load_file
-from planlint.core.messages import show
 from planlint.core.model import FileResult, Report, is_plan
 from planlint.core.paths import repository_root
 from planlint.core.positions import START, Span
@@ -25,6 +24,7 @@ from planlint.engine.lint import make_finding
 from planlint.engine.parallel import lint_targets
 from planlint.engine.plan_names import mentions, plan_files, read_name
 from planlint.rules import RULES
+from planlint.rules.base import NamedPlan, RepoContext, SuppressionContext
 from planlint.rules.budget import money
 from planlint.services.publications import Publications, prefetch
 
@@ -110,22 +110,13 @@ def finish(
     report = report or Report()
     _committed_over_limit(results, config, report, other_commitments or [])
     if config.enabled("PL005"):
-        first: dict[str, str] = dict(other_names or {})
-        for result in results:
-            if result.plan_name is None:
-                continue
-            if result.plan_name in first:
-                span = result.name_span or Span(1, 1, 1, 1)
-                if not supp.is_suppressed(result.suppressions, "PL005", span.line):
-                    result.findings.append(
-                        make_finding(
-                            "PL005", result.path, span,
-                            f"metadata.name {show(result.plan_name)} is already used by {first[result.plan_name]}: give each plan a unique name",
-                            ("metadata", "name"), config,
-                        )
-                    )
-            else:
-                first[result.plan_name] = result.path
+        by_path = {result.path: result for result in results}
+        ctx = RepoContext([NamedPlan(r.path, r.plan_name) for r in results], dict(other_names or {}), config)
+        for problem in RULES["PL005"].check(ctx):
+            result = by_path[problem.path]
+            span = result.name_span or Span(1, 1, 1, 1)  # positions are gone by now; the name's span was kept
+            if not supp.is_suppressed(result.suppressions, "PL005", span.line):
+                result.findings.append(make_finding("PL005", result.path, span, problem.message, problem.route, config))
     skipped = [r.path for r in results if r.data_skipped]
     if skipped:
         shown = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
@@ -137,18 +128,16 @@ def finish(
         report.files += 1
         report.notes.extend(result.notes)
         report.paths.append(result.path)
-        for s in result.suppressions:
-            if not s.reason and config.enabled("PL009"):
-                result.findings.append(
-                    make_finding("PL009", result.path, s.span, f"suppression of {', '.join(s.codes) or 'nothing'} gives no reason: add one after --, e.g. '# planlint: {s.kind}={','.join(s.codes)} -- why this is fine'", (), config)
-                )
+        if result.suppressions:
+            ctx = SuppressionContext(result.path, result.suppressions, lambda code, result=result: _judged(code, result, config), config)
+            if config.enabled("PL009"):
+                # Not silenced by a suppression: the comment that needs a reason is what it reports.
+                for problem in RULES["PL009"].check(ctx):
+                    result.findings.append(make_finding("PL009", result.path, problem.span, problem.message, problem.route, config))
             if config.enabled("PL010"):
-                unused = [c for c in s.codes if c not in s.used and (not supp.valid_code(c) or _judged(c, result, config))]
-                if unused and not supp.is_suppressed(result.suppressions, "PL010", s.span.line):
-                    what = "suppresses nothing" if len(unused) == len(s.codes) else f"does not need {', '.join(unused)}"
-                    result.findings.append(
-                        make_finding("PL010", result.path, s.span, f"this suppression {what}: remove {'it' if len(unused) == len(s.codes) else 'those codes'}", (), config)
-                    )
+                for problem in RULES["PL010"].check(ctx):
+                    if not supp.is_suppressed(result.suppressions, "PL010", problem.span.line):
+                        result.findings.append(make_finding("PL010", result.path, problem.span, problem.message, problem.route, config))
         if result.findings and result.text is not None:
             report.sources[result.path] = result.text
         report.findings.extend(result.findings)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from planlint.core.positions import Route
+from planlint.core.positions import Route, Span
 
 ERROR = "error"
 WARNING = "warning"
@@ -35,6 +35,9 @@ class Problem:
     `severity`: for a rule whose findings differ in weight (PL105/PL106 report
     a name the catalog does not know as a warning); a per-code `severity:` in
     the config still wins.
+    `path`: for repo-level rules, which linted file the problem is in.
+    `span`: for checks about the text rather than the data (a suppression
+    comment has no route): where, directly.
     """
 
     route: Route
@@ -43,6 +46,8 @@ class Problem:
     at_key: bool = False
     code: str | None = None
     severity: str | None = None
+    path: str | None = None
+    span: Span | None = None
 
 
 def lookup(data: Any, route: tuple) -> Any:
@@ -81,6 +86,40 @@ class PlanContext:
             for index, grader in enumerate(graders):
                 if isinstance(grader, dict):
                     yield index, grader
+
+
+@dataclass(frozen=True)
+class NamedPlan:
+    """A linted plan as repo-level rules see it: its file and its metadata.name."""
+
+    path: str
+    name: str | None
+
+
+@dataclass
+class RepoContext:
+    """Every plan of the run, for rules that compare plans with each other (scope "repo").
+
+    `others`: plans that are not linted in this run but still count
+    (metadata.name -> path: diff mode's unchanged plans, or the repository's
+    other plans when files are named).
+    """
+
+    plans: list[NamedPlan]
+    others: dict[str, str] = field(default_factory=dict)
+    config: Any = None
+
+
+@dataclass
+class SuppressionContext:
+    """One file's suppression comments, after every other finding of the run was
+    matched against them (scope "file"; `judged(code)`: did the rule with that code
+    run on this file, so that its absence means the suppression is not needed?)."""
+
+    path: str
+    suppressions: list
+    judged: Callable[[str], bool]
+    config: Any = None
 
 
 _SECTION = re.compile(r"^(Example \(fails\)|Example \(passes\)):\s*$", re.M)

@@ -1,6 +1,21 @@
-"""Rules about the file itself; the engine emits these while loading and linting."""
+"""Rules about the file itself and about the run's plans together.
 
-from planlint.rules.base import ERROR, WARNING, no_check, rule
+PL001, PL002, PL003 and PL006 come from loading and validating the file (the
+loader and rules/schema.py find them; these entries document them). PL004,
+PL005, PL009 and PL010 are checks like any other, which the engine calls at
+the point of the run where they can be decided: PL004 on a file that is not a
+plan, PL005 once every plan is linted, PL009 and PL010 once every finding was
+matched against the suppression comments.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from planlint.core.messages import show
+from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, is_plan
+from planlint.core.suppressions import valid_code
+from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, RepoContext, SuppressionContext, no_check, rule
 
 yaml_syntax = rule("PL001", "yaml-syntax", ERROR, scope="file")(no_check)
 yaml_syntax.doc = """The file is not valid YAML, or uses YAML the plan format refuses.
@@ -63,8 +78,9 @@ schema.doc = """The plan breaks the JSON Schema of the plan format.
           x-owner-note: imported from the ticket export
     """
 
-not_a_plan = rule("PL004", "not-a-plan", ERROR, scope="file")(no_check)
-not_a_plan.doc = """A file named on the command line is not a v1 experiment plan.
+@rule("PL004", "not-a-plan", ERROR, scope="file")
+def not_a_plan(ctx: PlanContext) -> Iterator[Problem]:
+    """A file named on the command line is not a v1 experiment plan.
 
     A plan's top level is a mapping with `apiVersion: planlint/v1` and
     `kind: ExperimentPlan`. Files found by searching a directory that are not
@@ -78,9 +94,24 @@ not_a_plan.doc = """A file named on the command line is not a v1 experiment plan
         apiVersion: planlint/v1
         kind: ExperimentPlan
     """
+    data = ctx.data
+    if is_plan(data):
+        return
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"{'a list' if isinstance(data, list) else 'a scalar'}, not a mapping"
+        yield Problem((), f"not a plan: the top level is {what}; a plan is a mapping with apiVersion: {PLAN_API_VERSION} and kind: {PLAN_KIND}")
+    elif "apiVersion" not in data:
+        yield Problem(("apiVersion",), f"not a plan: apiVersion is missing; a v1 plan starts with apiVersion: {PLAN_API_VERSION}", missing=True)
+    elif data["apiVersion"] != PLAN_API_VERSION:
+        yield Problem(("apiVersion",), f"not a v1 plan: apiVersion is {show(data['apiVersion'])}, expected {PLAN_API_VERSION}")
+    elif "kind" not in data:
+        yield Problem(("kind",), f"not a plan: kind is missing; a plan has kind: {PLAN_KIND}", missing=True)
+    else:
+        yield Problem(("kind",), f"not a plan: kind is {show(data['kind'])}, expected {PLAN_KIND}")
 
-duplicate_plan_name = rule("PL005", "duplicate-plan-name", ERROR, scope="repo")(no_check)
-duplicate_plan_name.doc = """Two linted plans share `metadata.name`.
+@rule("PL005", "duplicate-plan-name", ERROR, scope="repo")
+def duplicate_plan_name(ctx: RepoContext) -> Iterator[Problem]:
+    """Two linted plans share `metadata.name`.
 
     Plan names identify experiments in dashboards, run names and review
     threads; two plans with one name make results attributable to the wrong
@@ -98,6 +129,18 @@ duplicate_plan_name.doc = """Two linted plans share `metadata.name`.
         metadata:
           name: retail-refund-window
     """
+    first = dict(ctx.others)
+    for plan in ctx.plans:
+        if plan.name is None:
+            continue
+        if plan.name in first:
+            yield Problem(
+                ("metadata", "name"),
+                f"metadata.name {show(plan.name)} is already used by {first[plan.name]}: give each plan a unique name",
+                path=plan.path,
+            )
+        else:
+            first[plan.name] = plan.path
 
 unreadable_file = rule("PL006", "unreadable-file", ERROR, scope="file")(no_check)
 unreadable_file.doc = """The file cannot be read as a plan: not UTF-8, too large, or unreadable.
@@ -115,8 +158,9 @@ unreadable_file.doc = """The file cannot be read as a plan: not UTF-8, too large
           summary: Refund only eligible orders (café vouchers excluded)
     """
 
-suppression_without_reason = rule("PL009", "suppression-without-reason", ERROR, scope="file")(no_check)
-suppression_without_reason.doc = """A suppression comment gives no reason after `--`.
+@rule("PL009", "suppression-without-reason", ERROR, scope="file")
+def suppression_without_reason(ctx: SuppressionContext) -> Iterator[Problem]:
+    """A suppression comment gives no reason after `--`.
 
     A suppression is a decision someone made; the reason is what lets the next
     reviewer judge whether it still holds.
@@ -140,9 +184,13 @@ suppression_without_reason.doc = """A suppression comment gives no reason after 
           boundary:
             group_key: customer_id
     """
+    for s in ctx.suppressions:
+        if not s.reason:
+            yield Problem((), f"suppression of {', '.join(s.codes) or 'nothing'} gives no reason: add one after --, e.g. '# planlint: {s.kind}={','.join(s.codes)} -- why this is fine'", span=s.span)
 
-unused_suppression = rule("PL010", "unused-suppression", WARNING, scope="file")(no_check)
-unused_suppression.doc = """A suppression comment suppresses nothing.
+@rule("PL010", "unused-suppression", WARNING, scope="file")
+def unused_suppression(ctx: SuppressionContext) -> Iterator[Problem]:
+    """A suppression comment suppresses nothing.
 
     Stale suppressions hide the next real problem on that line. Remove the
     comment, or the codes in it that no longer fire.
@@ -166,3 +214,10 @@ unused_suppression.doc = """A suppression comment suppresses nothing.
           boundary:
             group_key: customer_id
     """
+    # Read lazily: the engine marks a suppression of PL010 itself as used
+    # between two of these problems.
+    for s in ctx.suppressions:
+        unused = [c for c in s.codes if c not in s.used and (not valid_code(c) or ctx.judged(c))]
+        if unused:
+            what = "suppresses nothing" if len(unused) == len(s.codes) else f"does not need {', '.join(unused)}"
+            yield Problem((), f"this suppression {what}: remove {'it' if len(unused) == len(s.codes) else 'those codes'}", span=s.span)
