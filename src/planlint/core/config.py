@@ -25,7 +25,7 @@ class ConfigError(Exception):
 
 KNOWN_KEYS = {
     "select", "ignore", "severity", "exclude", "max_file_size", "max_spend_limit",
-    "catalog", "registry", "data", "limits", "cache_dir", "budget", "approvers",
+    "catalog", "registry", "data", "limits", "cache_dir", "budget", "approvers", "calibration",
 }
 LIMIT_KEYS = {"max_depth", "max_nodes", "max_aliases", "time_budget"}
 
@@ -47,6 +47,7 @@ class Config:
     cache_dir: str | None = None
     committed_limit: dict[str, float] = field(default_factory=dict)  # budget.committed_limit (PL507)
     approvers: dict[str, list[str]] = field(default_factory=dict)  # team -> logins (PL707; read from the base revision)
+    calibration: dict = field(default_factory=dict)  # PL308 thresholds: min_labels, min_agreement
     _exclude_res: list = field(default_factory=list, repr=False)
 
     def enabled(self, code: str) -> bool:
@@ -346,8 +347,28 @@ def _build(raw: dict, path: Path, codes: Iterable[str] | None) -> Config:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
                 raise _fail(path, f"limits.{key}", "expected a positive number")  # not nan, not .inf
             config.limits[key] = int(value) if key != "time_budget" else float(value)
+    if "calibration" in raw:
+        config.calibration = _calibration(path, raw["calibration"])
     if "cache_dir" in raw:
         if not isinstance(raw["cache_dir"], str):
             raise _fail(path, "cache_dir", "expected a directory path")
         config.cache_dir = str(config.root / raw["cache_dir"])
     return config
+
+
+def _calibration(path: Path, value: Any) -> dict:
+    """PL308's thresholds: `min_labels` (a whole number >= 1), `min_agreement` (0 to 1)."""
+    if not isinstance(value, dict) or set(value) - {"min_labels", "min_agreement"}:
+        raise _fail(path, "calibration", "expected a mapping with min_labels (a whole number of labels) and/or min_agreement (0 to 1)")
+    out: dict = {}
+    if "min_labels" in value:
+        labels = value["min_labels"]
+        if isinstance(labels, bool) or not isinstance(labels, int) or labels < 1:
+            raise _fail(path, "calibration.min_labels", "expected a whole number of labels, at least 1")
+        out["min_labels"] = int(labels)
+    if "min_agreement" in value:
+        agreement = value["min_agreement"]
+        if isinstance(agreement, bool) or not isinstance(agreement, (int, float)) or not 0 <= agreement <= 1:
+            raise _fail(path, "calibration.min_agreement", "expected a fraction from 0 to 1, e.g. 0.8")
+        out["min_agreement"] = float(agreement)
+    return out

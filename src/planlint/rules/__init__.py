@@ -41,12 +41,15 @@ _ALL: tuple[Rule, ...] = (
     graders.judge_uncalibrated,
     graders.baseline_grader_mismatch,
     graders.duplicate_grader_id,
+    graders.judge_calibration_weak,
+    graders.grader_not_qualified,
     # baseline
     baseline.baseline_missing,
     baseline.baseline_is_oracle,
     baseline.baseline_split_mismatch,
     baseline.baseline_unmeasured,
     baseline.baseline_metric_mismatch,
+    baseline.baseline_model_differs,
     # budget
     budget.max_spend_missing,
     budget.max_spend_invalid,
@@ -54,6 +57,7 @@ _ALL: tuple[Rule, ...] = (
     budget.estimate_over_cap,
     budget.spend_over_limit,
     budget.committed_spend_over_limit,
+    budget.approval_missing,
     # decision and method
     decision.decision_metric_missing,
     decision.target_missing,
@@ -61,6 +65,10 @@ _ALL: tuple[Rule, ...] = (
     decision.decision_on_train,
     decision.sft_unreviewed_targets,
     decision.grpo_without_reward,
+    decision.split_undeclared,
+    decision.reward_weights_invalid,
+    decision.method_format_mismatch,
+    decision.missing_inputs_open,
     # diff mode (--diff-base): the plan against its base revision
     diff.frozen_eval_changed,
     diff.release_changed_without_rebaseline,

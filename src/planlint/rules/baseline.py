@@ -166,3 +166,55 @@ def baseline_metric_mismatch(ctx: PlanContext) -> Iterator[Problem]:
         return  # absent, null or the wrong type: PL601 / PL003 report it
     if metric != decision_metric:
         yield Problem(("baseline", "result", "metric"), f"baseline.result.metric {show(metric)} differs from decision.metric {show(decision_metric)}: record the baseline in the metric the decision uses")
+
+
+@rule("PL406", "baseline-model-differs", WARNING)
+def baseline_model_differs(ctx: PlanContext) -> Iterator[Problem]:
+    """`baseline.model.name` or `baseline.model.revision` differs from `base_model`'s.
+
+    The baseline measures the model being trained: the planning guide asks
+    for "a small rollout evaluation that can establish whether the reward and
+    trajectory are usable" for the policy being trained. An improvement
+    measured against another model
+    (or another revision of it) mixes the effect of training with the
+    difference between two models. An oracle baseline is PL402's.
+
+    Example (fails):
+        base_model:
+          name: Qwen/Qwen3-8B
+          revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345
+        baseline:
+          model: {name: meta-llama/Llama-3.1-8B-Instruct, revision: 262e1c79d2757d92ae45a238e44598ea577f299a}
+          split: eval
+          grader_versions: {db-state: 1.4.2, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+    Example (passes):
+        base_model:
+          name: Qwen/Qwen3-8B
+          revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {db-state: 1.4.2, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+    """
+    model, base = ctx.mapping("baseline", "model"), ctx.mapping("base_model")
+    if model is None or base is None:
+        return
+    kind = model.get("type")
+    if isinstance(kind, str) and kind.strip().lower() == "oracle":
+        return  # PL402
+    name, base_name = model.get("name"), base.get("name")
+    if isinstance(name, str) and isinstance(base_name, str) and name.strip() and base_name.strip():
+        if name.strip() != base_name.strip():
+            yield Problem(("baseline", "model", "name"), f"the baseline measures {show(name)} but the plan trains {show(base_name)} (base_model.name): measure the baseline on the model being trained, at base_model.revision")
+            return
+    revision, base_revision = model.get("revision"), base.get("revision")
+    if not _scalar(revision) or not _scalar(base_revision):
+        return  # absent, null or the wrong type: PL103 / PL003 report it
+    if scalar_text(revision).strip() != scalar_text(base_revision).strip():
+        yield Problem(("baseline", "model", "revision"), f"baseline.model.revision {show(revision)} differs from base_model.revision {show(base_revision)}: measure the baseline on the revision being trained")
+
+
+def _scalar(value) -> bool:
+    return value is not None and not isinstance(value, (dict, list, bool)) and scalar_text(value).strip() != ""

@@ -1,4 +1,4 @@
-"""Spending caps: PL501-PL505, and the committed spend of all plans (PL507)."""
+"""Spending caps and their approval: PL501-PL506, and the committed spend of all plans (PL507)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any, Iterator
 from planlint.core.currencies import ISO_4217
 from planlint.core.messages import show
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, no_check, rule
+from planlint.rules.baseline import ACTIVE_STATUSES
 
 
 def spend_amount(value: Any) -> float | None:
@@ -36,6 +37,7 @@ def max_spend_missing(ctx: PlanContext) -> Iterator[Problem]:
           currency: USD
           max_spend: 250
           estimated_cost: 180
+          approved_by: "@ml-leads"
     """
     if "budget" not in ctx.data:
         yield Problem(("budget",), "the plan has no budget: add budget with currency and max_spend, the most the run may spend", missing=True)
@@ -60,10 +62,12 @@ def max_spend_invalid(ctx: PlanContext) -> Iterator[Problem]:
         budget:
           currency: USD
           max_spend: "$250"
+          approved_by: "@ml-leads"
     Example (passes):
         budget:
           currency: USD
           max_spend: 250
+          approved_by: "@ml-leads"
     """
     value = ctx.get("budget", "max_spend")
     if value is MISSING or spend_amount(value) is not None:
@@ -88,10 +92,12 @@ def currency_invalid(ctx: PlanContext) -> Iterator[Problem]:
         budget:
           currency: dollars
           max_spend: 250
+          approved_by: "@ml-leads"
     Example (passes):
         budget:
           currency: USD
           max_spend: 250
+          approved_by: "@ml-leads"
     """
     budget = ctx.mapping("budget")
     if budget is None:
@@ -120,11 +126,13 @@ def estimate_over_cap(ctx: PlanContext) -> Iterator[Problem]:
           currency: USD
           max_spend: 250
           estimated_cost: 310
+          approved_by: "@ml-leads"
     Example (passes):
         budget:
           currency: USD
           max_spend: 250
           estimated_cost: 180
+          approved_by: "@ml-leads"
     """
     cap = spend_amount(ctx.get("budget", "max_spend"))
     estimate = ctx.get("budget", "estimated_cost")
@@ -146,11 +154,13 @@ def spend_over_limit(ctx: PlanContext) -> Iterator[Problem]:
         budget:
           currency: USD
           max_spend: 2500
+          approved_by: "@ml-leads"
     Example (passes):
         # config: {max_spend_limit: {USD: 1000}}
         budget:
           currency: USD
           max_spend: 250
+          approved_by: "@ml-leads"
     """
     limits = getattr(ctx.config, "max_spend_limit", None) or {}
     currency = ctx.get("budget", "currency")
@@ -213,9 +223,53 @@ committed_spend_over_limit.doc = """The plans' committed spend goes over the con
         budget:
           currency: USD
           max_spend: 250
+          approved_by: "@ml-leads"
     Example (passes):
         # config: {budget: {committed_limit: {USD: 1000}}}
         budget:
           currency: USD
           max_spend: 250
+          approved_by: "@ml-leads"
     """
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, (list, dict)) and not value)
+
+
+@rule("PL506", "approval-missing", ERROR)
+def approval_missing(ctx: PlanContext) -> Iterator[Problem]:
+    """`metadata.status` is approved, running or completed and `budget.approved_by` is absent or empty.
+
+    The planning guide asks to review the price and maximum spend before
+    Start. A plan that is approved (or already running) without saying who
+    approved its spending cap has a cap nobody answered for. Drafts may leave
+    it open.
+
+    Example (fails):
+        metadata:
+          name: retail-refund-window
+          owner: "@support-ml"
+          status: approved
+        budget:
+          currency: USD
+          max_spend: 250
+    Example (passes):
+        metadata:
+          name: retail-refund-window
+          owner: "@support-ml"
+          status: approved
+        budget:
+          currency: USD
+          max_spend: 250
+          approved_by: "@ml-leads"
+    """
+    status = ctx.get("metadata", "status")
+    budget = ctx.mapping("budget")
+    if status not in ACTIVE_STATUSES or budget is None:  # no budget at all is PL501's
+        return
+    route = ("budget", "approved_by")
+    if "approved_by" not in budget:
+        yield Problem(route, f"the plan is {status} but budget.approved_by is missing: name who approved max_spend before the run starts, e.g. approved_by: \"@ml-leads\"", missing=True)
+    elif _empty(budget["approved_by"]):
+        yield Problem(route, f"the plan is {status} but budget.approved_by is empty: name who approved max_spend before the run starts, e.g. approved_by: \"@ml-leads\"")

@@ -1,12 +1,14 @@
-"""The decision rule and method requirements: PL601-PL606."""
+"""The decision rule, method requirements and open inputs: PL601-PL610."""
 
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from typing import Any, Iterator
 
 from planlint.core.messages import show
+from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
+from planlint.rules.baseline import ACTIVE_STATUSES
 
 
 @rule("PL601", "decision-metric-missing", ERROR)
@@ -205,3 +207,182 @@ def grpo_without_reward(ctx: PlanContext) -> Iterator[Problem]:
         yield Problem(("reward", "graders"), "reward.graders is missing: name the graders that score each GRPO attempt", missing=True)
     elif not graders:
         yield Problem(("reward", "graders"), "reward.graders is empty: name the graders that score each GRPO attempt")
+
+
+def declared_splits(ctx: PlanContext) -> list[str] | None:
+    """The split names declared under `splits` (not `boundary`, not `x-` extensions), or None without splits."""
+    splits = ctx.mapping("splits")
+    if splits is None:
+        return None
+    return [name for name in splits if name != "boundary" and not name.startswith("x-")]
+
+
+@rule("PL607", "split-undeclared", ERROR)
+def split_undeclared(ctx: PlanContext) -> Iterator[Problem]:
+    """`decision.split` or `baseline.split` names no split declared under `splits`.
+
+    The planning guide asks to "identify the training distribution and a
+    separate evaluation set or split", and to define the held-out metric on
+    it. A decision or baseline on `heldout` when the plan only declares
+    `train` and `eval` is measured on data nobody described, froze or checked
+    for leakage. (A missing `splits.eval` is PL201's.)
+
+    Example (fails):
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: heldout
+          grader_versions: {db-state: 1.4.2, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+        decision:
+          metric: pass@1
+          split: heldout
+          target_improvement: 0.10
+          stopping: {max_steps: 400, patience_evals: 3}
+    Example (passes):
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {db-state: 1.4.2, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+        decision:
+          metric: pass@1
+          split: eval
+          target_improvement: 0.10
+          stopping: {max_steps: 400, patience_evals: 3}
+    """
+    declared = declared_splits(ctx)
+    if declared is None:
+        return  # no splits section: PL201
+    for section in ("decision", "baseline"):
+        name = ctx.get(section, "split")
+        if not isinstance(name, str) or not name.strip() or name in declared:
+            continue  # absent, empty or the wrong type: PL003's
+        if name in ("train", "eval"):
+            continue  # a required split that is missing: PL201 / PL003 report the splits section
+        known = ", ".join(show(n) for n in declared) if declared else "none"
+        yield Problem((section, "split"), f"{section}.split {show(name)} is not a split declared under splits (declared: {known}): name one of them, or declare the split")
+
+
+@rule("PL608", "reward-weights-invalid", ERROR)
+def reward_weights_invalid(ctx: PlanContext) -> Iterator[Problem]:
+    """`reward.weights` names an id not in `reward.graders`, leaves one of them out, or gives a weight that is not a number > 0.
+
+    Weights say how the reward graders add up to one reward. A weight for a
+    grader that is not in the reward scores nothing, a reward grader without
+    a weight has an unstated share, and a zero or negative weight rewards
+    the opposite of what the grader checks (GRPO optimises whatever the
+    reward says). The planning guide: "If the signal rewards a shortcut,
+    revise it before proposing training." Without `weights` every reward
+    grader counts equally.
+
+    Example (fails):
+        reward:
+          graders: [db-state, tone]
+          weights: {db-state: 0.8, politeness: 0.2}
+    Example (passes):
+        reward:
+          graders: [db-state, tone]
+          weights: {db-state: 0.8, tone: 0.2}
+    """
+    weights = ctx.mapping("reward", "weights")
+    if weights is None:
+        return
+    graders = ctx.get("reward", "graders")
+    reward_ids = [scalar_text(g) for g in graders if not isinstance(g, (dict, list)) and g is not None] if isinstance(graders, list) else None
+    for ident, weight in weights.items():
+        if ident.startswith("x-"):
+            continue
+        if reward_ids is not None and ident not in reward_ids:
+            listed = ", ".join(show(i) for i in reward_ids) if reward_ids else "none"
+            yield Problem(("reward", "weights", ident), f"reward.weights names {show(ident)}, which is not in reward.graders (reward graders: {listed}): weigh only the graders that form the reward", at_key=True)
+        elif not _positive(weight):
+            yield Problem(("reward", "weights", ident), f"reward.weights {show(ident)} is {show(weight)}: a weight must be a number greater than 0")
+    for ident in dict.fromkeys(reward_ids or ()):
+        if ident not in weights:
+            yield Problem(("reward", "weights", ident), f"reward grader {show(ident)} has no weight in reward.weights: give every reward grader a weight (or drop weights to count them equally)", missing=True)
+
+
+def _positive(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+# The dataset formats that carry what each method learns from (docs/plan-format.md).
+METHOD_FORMATS = {
+    "sft": ("prompt_answer",),  # reviewed desired answers to copy
+    "grpo": ("task_metadata",),  # tasks a fresh attempt can be made on and scored by an executable reward
+}
+
+
+@rule("PL609", "method-format-mismatch", ERROR)
+def method_format_mismatch(ctx: PlanContext) -> Iterator[Problem]:
+    """`method.type` does not fit `dataset.format`: SFT with `task_metadata`, or GRPO with a format that carries no task for a fresh attempt.
+
+    The planning guide: "SFT needs reviewed desired answers; GRPO needs tasks
+    whose fresh attempts can be scored by an executable reward." SFT fits
+    `prompt_answer` (prompts with reviewed target answers); task metadata has
+    no answer to copy. GRPO fits `task_metadata` (instructions, environment
+    seed, expected outcome); prompt/answer pairs are demonstrations, with no
+    task a fresh attempt can be made on and checked.
+
+    Example (fails):
+        method:
+          type: sft
+          adapter: lora
+        dataset:
+          name: retail-refunds
+          release: "2026.11.03"
+          format: task_metadata
+          targets: {reviewed: true}
+    Example (passes):
+        method:
+          type: sft
+          adapter: lora
+        dataset:
+          name: support-replies
+          release: "2026.10.14"
+          format: prompt_answer
+          targets: {reviewed: true}
+    """
+    method, fmt = ctx.get("method", "type"), ctx.get("dataset", "format")
+    if not isinstance(method, str) or method not in METHOD_FORMATS or not isinstance(fmt, str):
+        return  # absent or unknown: PL003's
+    fits = METHOD_FORMATS[method]
+    if fmt in fits or fmt not in {f for formats in METHOD_FORMATS.values() for f in formats}:
+        return
+    if method == "sft":
+        why = "SFT needs reviewed desired answers, and task metadata has no answer to copy"
+    else:
+        why = "GRPO needs tasks whose fresh attempts an executable reward can score, and prompt/answer pairs carry no such task"
+    yield Problem(("dataset", "format"), f"method.type {method} does not fit dataset.format {show(fmt)}: {why}; use format {' or '.join(fits)}, or another method")
+
+
+@rule("PL610", "missing-inputs-open", ERROR)
+def missing_inputs_open(ctx: PlanContext) -> Iterator[Problem]:
+    """`missing_inputs` is not empty while `metadata.status` is approved, running or completed.
+
+    The planning guide: "Return a concrete experiment and the missing inputs
+    that affect it." A draft lists what it still needs (a baseline
+    on the new release, a price quote); a plan is approved, run or reported
+    only once that list is empty. The finding points at the first open item.
+
+    Example (fails):
+        metadata:
+          name: retail-refund-window
+          owner: "@support-ml"
+          status: approved
+        missing_inputs:
+          - baseline on release 2026.11.03
+    Example (passes):
+        metadata:
+          name: retail-refund-window
+          owner: "@support-ml"
+          status: draft
+        missing_inputs:
+          - baseline on release 2026.11.03
+    """
+    items = ctx.get("missing_inputs")
+    status = ctx.get("metadata", "status")
+    if not isinstance(items, list) or not items or status not in ACTIVE_STATUSES:
+        return
+    more = f" and {len(items) - 1} more" if len(items) > 1 else ""
+    yield Problem(("missing_inputs", 0), f"the plan is {status} but missing_inputs still lists {show(items[0])}{more}: provide them (and empty the list) before approving, or set the status back to draft")

@@ -54,6 +54,7 @@ duplicate_key.doc = """A mapping repeats a key.
         budget:
           currency: USD
           max_spend: 250
+          approved_by: "@ml-leads"
     """
 
 schema = rule("PL003", "schema", ERROR, scope="file")(no_check)

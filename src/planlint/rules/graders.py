@@ -1,4 +1,4 @@
-"""Grader versions and their use: PL301-PL307."""
+"""Grader versions, calibration, qualification and use: PL301-PL309."""
 
 from __future__ import annotations
 
@@ -330,3 +330,146 @@ def duplicate_grader_id(ctx: PlanContext) -> Iterator[Problem]:
             yield Problem(("graders", index, "id"), f"grader id {show(ident)} is already used by graders[{seen[key]}]: give each grader a unique id")
         else:
             seen[key] = index
+
+
+# Defaults of the config's `calibration` thresholds (docs/plan-format.md, section 4).
+MIN_LABELS = 50
+MIN_AGREEMENT = 0.8
+
+
+def calibration_thresholds(config) -> tuple[float, float]:
+    settings = getattr(config, "calibration", None) or {}
+    return settings.get("min_labels", MIN_LABELS), settings.get("min_agreement", MIN_AGREEMENT)
+
+
+def _number(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+@rule("PL308", "judge-calibration-weak", WARNING)
+def judge_calibration_weak(ctx: PlanContext) -> Iterator[Problem]:
+    """An `llm_judge` grader's `calibration.labels` is below `calibration.min_labels` or its `calibration.agreement` below `calibration.min_agreement`.
+
+    The planning guide asks to qualify a judgment-based reward: "Resolve
+    execution and calibration blockers before approving training." A judge
+    checked against
+    5 labels, or one that agrees with people 30% of the time, is not good
+    enough to train against: GRPO learns whatever the judge gets wrong. The
+    thresholds are config settings (`calibration: {min_labels: 50,
+    min_agreement: 0.8}` by default).
+
+    Example (fails):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration:
+              labels: 5
+              agreement: 0.3
+    Example (passes):
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration:
+              labels: 200
+              agreement: 0.87
+    """
+    min_labels, min_agreement = calibration_thresholds(ctx.config)
+    for index, grader in ctx.graders():
+        calibration = grader.get("calibration")
+        if grader.get("type") != "llm_judge" or not isinstance(calibration, dict):
+            continue  # no calibration at all is PL305's
+        label = _label(index, grader)
+        route = ("graders", index, "calibration")
+        labels, agreement = calibration.get("labels"), calibration.get("agreement")
+        if _number(labels) and labels < min_labels:
+            yield Problem(route + ("labels",), f"{label} was calibrated on {show(labels)} labels, fewer than calibration.min_labels {min_labels:g}: measure its agreement on more human labels before training against it")
+        if _number(agreement) and agreement < min_agreement:
+            yield Problem(route + ("agreement",), f"{label} agrees with human labels {show(agreement)} of the time, below calibration.min_agreement {min_agreement:g}: improve the judge (rubric, model, examples) and re-calibrate before training against it")
+
+
+@rule("PL309", "grader-not-qualified", WARNING)
+def grader_not_qualified(ctx: PlanContext) -> Iterator[Problem]:
+    """A `code` reward grader's `qualified_on` does not list `runtime.name` while the plan is approved or running.
+
+    The planning guide: "A local verifier check does not qualify execution in
+    another hosted environment." A verifier that passed on a laptop can time
+    out, lack a dependency or see another sandbox on the training runtime,
+    and every reward it gives there is then wrong. List in `qualified_on` the
+    runtimes where the grader's execution has been checked.
+
+    Example (fails):
+        metadata:
+          name: retail-refund-window
+          owner: "@support-ml"
+          status: approved
+        runtime: {name: verl, version: 0.5.0}
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+            qualified_on: [local]
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    Example (passes):
+        metadata:
+          name: retail-refund-window
+          owner: "@support-ml"
+          status: approved
+        runtime: {name: verl, version: 0.5.0}
+        graders:
+          - id: db-state
+            type: code
+            name: tau-retail-db-state
+            version: 1.4.2
+            qualified_on: [local, verl]
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+    """
+    runtime = ctx.get("runtime", "name")
+    if not isinstance(runtime, str) or not runtime.strip() or ctx.get("metadata", "status") not in ("approved", "running"):
+        return
+    reward = ctx.get("reward", "graders")
+    if not isinstance(reward, list):
+        return
+    in_reward = {scalar_text(i) for i in reward if i is not None and not isinstance(i, (dict, list))}
+    seen: set[str] = set()
+    for index, grader in ctx.graders():
+        ident = grader.get("id")
+        if grader.get("type") != "code" or ident is None or isinstance(ident, (dict, list)):
+            continue
+        key = scalar_text(ident)
+        if key not in in_reward or key in seen:  # a duplicated id is PL307's
+            continue
+        seen.add(key)
+        label = _label(index, grader)
+        route = ("graders", index, "qualified_on")
+        if "qualified_on" not in grader:
+            yield Problem(route, f"reward {label} has no qualified_on: check its execution on the runtime {show(runtime)} and list that runtime in qualified_on", missing=True)
+            continue
+        qualified = grader["qualified_on"]
+        names = {scalar_text(n) for n in qualified if n is not None and not isinstance(n, (dict, list))} if isinstance(qualified, list) else set()
+        if isinstance(qualified, list) and runtime not in names:
+            yield Problem(route, f"reward {label} is not qualified on the runtime {show(runtime)} (qualified_on lists {', '.join(show(n) for n in qualified) or 'nothing'}): a check elsewhere does not qualify execution there; check it on {show(runtime)} and add it")

@@ -113,6 +113,9 @@ def runtime_version_unpinned(ctx: PlanContext) -> Iterator[Problem]:
         runtime:
           name: verl
           version: 0.5.0
+        graders:
+          - {id: db-state, type: code, name: tau-retail-db-state, version: 1.4.2, qualified_on: [verl]}
+          - {id: tone, type: llm_judge, name: polite-tone-judge, version: 3.0.1, judge_model: {name: gpt-5-mini, revision: "2026-08-07"}, calibration: {labels: 200, agreement: 0.87}}
     """
     runtime = ctx.mapping("runtime")
     if runtime is None:

@@ -70,12 +70,19 @@ OWNED_VALUES: dict[tuple, frozenset | None] = {
     ("dataset", "targets", "reviewed"): lambda validator, instance, data: _method(data) == "sft",  # PL605
     ("decision", "metric"): lambda validator, instance, data: instance is None or instance == "",  # PL601: empty
     ("baseline", "status"): ALL,  # PL404
+    ("reward", "weights", "*"): ALL,  # PL608
+    ("budget", "approved_by"): lambda validator, instance, data: _status(data) in ("approved", "running", "completed") and (instance is None or instance == "" or instance == []),  # PL506: empty
 }
 
 
 def _method(data: Any) -> Any:
     method = data.get("method") if isinstance(data, dict) else None
     return method.get("type") if isinstance(method, dict) else None
+
+
+def _status(data: Any) -> Any:
+    metadata = data.get("metadata") if isinstance(data, dict) else None
+    return metadata.get("status") if isinstance(metadata, dict) else None
 
 
 def _matches(route: Route, pattern: tuple) -> bool:
