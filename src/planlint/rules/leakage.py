@@ -19,6 +19,7 @@ from planlint.core.messages import show
 from planlint.core.paths import repository_root
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, PlanContext, Problem, rule
+from planlint.rules.splits import predefined_only
 
 _RESULT = "_split_data"
 
@@ -95,11 +96,19 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
         return ctx.extras[_RESULT]
     problems: list[Problem] = []
     ctx.extras[_RESULT] = problems
+    notes = ctx.extras.setdefault("notes", [])
+    if predefined_only(ctx.get("splits", "boundary")):
+        # A benchmark's own split: no group or time key to check, and the rules
+        # do not guess one. Said in a note, so the skipped checks are not silent.
+        notes.append(
+            f"{ctx.path}: splits.boundary.predefined {show(ctx.get('splits', 'boundary', 'predefined'))} is a benchmark's own split: "
+            "the data-aware leakage checks (PL207-PL209) need a group_key or time_key and did not run"
+        )
+        return problems
     paths = _local_paths(ctx)
     if paths is None:
         return problems
     settings = getattr(ctx.config, "data", None) or {}
-    notes = ctx.extras.setdefault("notes", [])
     resolved = {split: _resolve(value, ctx) for split, value in paths.items()}
     outside = [split for split, found in resolved.items() if found is not None and not _inside_the_checkout(found, ctx)]
     if outside:  # a pull request must not make planlint read (and quote) files elsewhere on the machine

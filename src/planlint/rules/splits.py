@@ -87,12 +87,15 @@ def splits_identical(ctx: PlanContext) -> Iterator[Problem]:
 
 @rule("PL203", "boundary-missing", ERROR)
 def boundary_missing(ctx: PlanContext) -> Iterator[Problem]:
-    """`splits.boundary` is absent, or has neither `group_key` nor `time_key`.
+    """`splits.boundary` is absent, or has none of `group_key`, `time_key` and `predefined`.
 
     Separate files are not separate data: the same customer, conversation or
     week can sit on both sides and leak. The boundary says what must not be
     shared (a group key) or when the eval period starts (a time key and
-    cutoff), so it can be checked.
+    cutoff), so it can be checked. A benchmark profile's own test tasks
+    have no such key: `predefined` names the benchmark's official split
+    instead (the data-aware checks PL207-PL209 need a key, so they do not
+    run on it, and a note says so).
 
     Example (fails):
         splits:
@@ -120,9 +123,19 @@ def boundary_missing(ctx: PlanContext) -> Iterator[Problem]:
     boundary = splits["boundary"]
     if not isinstance(boundary, dict):
         yield Problem(("splits", "boundary"), "splits.boundary must be a mapping with a group_key and/or a time_key and cutoff")
-    elif not (_present(boundary.get("group_key")) or _present(boundary.get("time_key"))):
+    elif not (_present(boundary.get("group_key")) or _present(boundary.get("time_key")) or _present(boundary.get("predefined"))):
         # The keys are missing: point at the mapping that should hold them.
-        yield Problem(("splits", "boundary", "group_key"), "splits.boundary has neither group_key nor time_key: name the field that separates train from eval", missing=True)
+        yield Problem(("splits", "boundary", "group_key"), "splits.boundary has neither group_key nor time_key: name the field that separates train from eval (or, for a benchmark's own fixed split, predefined: the split's official name)", missing=True)
+
+
+def predefined_only(boundary: Any) -> bool:
+    """A boundary given only as a benchmark's predefined split: no key a data check could use."""
+    return (
+        isinstance(boundary, dict)
+        and _present(boundary.get("predefined"))
+        and not _present(boundary.get("group_key"))
+        and not _present(boundary.get("time_key"))
+    )
 
 
 def _present(value: Any) -> bool:
