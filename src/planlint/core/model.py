@@ -64,6 +64,7 @@ class FileResult:
     committed_amount: float | None = None
     spend_span: Span | None = None  # where budget.max_spend is
     uncounted: bool = False  # approved/running, but its cap or currency is not valid
+    missing_inputs: list[str] = field(default_factory=list)  # the plan's `missing_inputs`, for the Markdown summary
 
 
 @dataclass
@@ -76,6 +77,7 @@ class Report:
     # Diff mode only (None otherwise): what the pull request changes, as the JSON report gives it.
     changes: list[dict] | None = None  # one card per plan: path, plan, change, status, fields
     committed_spend: dict | None = None  # currency -> {base, head, delta[, limit]}
+    missing_inputs: dict[str, list[str]] = field(default_factory=dict)  # path -> what the plan still needs
 
     @property
     def errors(self) -> int:

@@ -17,6 +17,7 @@ from planlint.core.loader import Loaded, load_bytes, load_file
 from planlint.core.messages import sanitize
 from planlint.core.model import PLAN_API_VERSION, FileResult, Finding, is_plan
 from planlint.core.positions import Positions, Span, START, yaml_path
+from planlint.core.yaml_values import scalar_text
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.schema import schema_problems
@@ -48,6 +49,14 @@ def place(problem: Problem, positions: Positions) -> Span:
     if problem.at_key and problem.route in positions.keys:
         return positions.keys[problem.route]
     return positions.resolve(problem.route, problem.missing)
+
+
+def _missing_inputs(data: dict) -> list[str]:
+    """The plan's `missing_inputs` as text (items that are not text are PL003's, and left out)."""
+    items = data.get("missing_inputs")
+    if not isinstance(items, list):
+        return []
+    return [scalar_text(item) for item in items if item is not None and not isinstance(item, (dict, list)) and scalar_text(item).strip()]
 
 
 def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: dict | None = None, *, content: bytes | None = None) -> FileResult | None:
@@ -83,6 +92,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
     result.is_plan = True
     result.data = data
     result.positions = loaded.positions
+    result.missing_inputs = _missing_inputs(data)
     name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
     if isinstance(name, str):
         result.plan_name = name

@@ -128,6 +128,8 @@ def finish(
         report.files += 1
         report.notes.extend(result.notes)
         report.paths.append(result.path)
+        if result.missing_inputs:
+            report.missing_inputs[result.path] = result.missing_inputs
         if result.suppressions:
             ctx = SuppressionContext(result.path, result.suppressions, lambda code, result=result: _judged(code, result, config), config)
             if config.enabled("PL009"):

@@ -1,4 +1,5 @@
-"""The JSON format: version, file count, findings and the error and warning counts; in diff mode, changes and committed spend."""
+"""The JSON format: version, file count, findings and the error and warning counts; in diff mode, changes and
+committed spend; missing_inputs when a plan lists some."""
 
 from __future__ import annotations
 
@@ -16,4 +17,6 @@ def format_json(report: Report, **_: object) -> str:
     if report.changes is not None:  # diff mode: what the pull request changes (additive keys)
         payload["changes"] = report.changes
         payload["committed_spend"] = report.committed_spend or {}
+    if report.missing_inputs:  # additive: only when a plan lists some (docs/plan-format.md, section 5)
+        payload["missing_inputs"] = {path: list(items) for path, items in report.missing_inputs.items()}
     return json_text(payload) + "\n"

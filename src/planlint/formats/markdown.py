@@ -23,6 +23,8 @@ from planlint.rules.budget import money
 
 STICKY_MARKER = "<!-- planlint:sticky-comment -->"
 MAX_ROWS = 200
+MAX_INPUT_PLANS = 50  # plans whose missing inputs are listed
+MAX_INPUTS = 20  # items listed per plan
 _MAX_MESSAGE = 500
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>!|~&])")
@@ -90,6 +92,7 @@ def render(
         out += ["", f"> {escape(note)}"]
     if report.changes is not None:
         out += _changes(report, max_cards)
+    out += _missing_inputs(report, max_plans)
     if not report.findings:
         return "\n".join(out) + "\n"
 
@@ -126,6 +129,26 @@ def render(
         out += ["", f"… and {_plural(more, 'more finding')} not shown here (the counts above include them)."]
     out += ["", "`planlint explain CODE` describes each rule."]
     return "\n".join(out) + "\n"
+
+
+def _missing_inputs(report: Report, max_plans: int | None) -> list[str]:
+    """What each plan still needs (its `missing_inputs`), listed under the plan."""
+    if not report.missing_inputs:
+        return []
+    out = ["", "### Missing inputs", ""]
+    plans = list(report.missing_inputs.items())
+    limit = MAX_INPUT_PLANS if max_plans is None else min(max_plans, MAX_INPUT_PLANS)
+    for path, items in plans[:limit]:
+        out.append(f"**{escape(_display(path))}**")
+        out.append("")
+        out += [f"- {escape(_clip(item, _MAX_MESSAGE))}" for item in items[:MAX_INPUTS]]
+        if len(items) > MAX_INPUTS:
+            out.append(f"- … and {_plural(len(items) - MAX_INPUTS, 'more input')}")
+        out.append("")
+    if len(plans) > limit:
+        out.append(f"… and {_plural(len(plans) - limit, 'more plan')} with missing inputs.")
+        out.append("")
+    return out[:-1] if out[-1] == "" else out
 
 
 def render_within(report: Report, limit: int, **kwargs) -> str:

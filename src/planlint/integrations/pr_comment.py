@@ -62,6 +62,12 @@ def load_report(path: str) -> Report:
         if not isinstance(changes, list) or not all(isinstance(c, dict) for c in changes) or not isinstance(spend, dict):
             raise UsageError(f"{path}: changes must be a list of change cards and committed_spend a mapping")
         report.changes, report.committed_spend = changes, spend
+    missing = data.get("missing_inputs", {})
+    if not isinstance(missing, dict) or not all(
+        isinstance(items, list) and all(isinstance(item, str) for item in items) for items in missing.values()
+    ):
+        raise UsageError(f"{path}: missing_inputs must map plan paths to lists of strings")
+    report.missing_inputs = {str(plan): list(items) for plan, items in missing.items()}
     return report
 
 
