@@ -151,10 +151,12 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
     add("base_model:")
     add(f"  name: {model}")
     add(f"  revision: {'main' if defect == 'revision-main' else revision}" + ("   # HF commit" if rng.random() < 0.3 else ""))
+    runtime = None
     if rng.random() < 0.4:
+        runtime = rng.choice(RUNTIMES)
         add("")
         add("runtime:")
-        add(f"  name: {rng.choice(RUNTIMES)}")
+        add(f"  name: {runtime}")
         add(f"  version: {_version(rng)}")
     add("")
     add("dataset:")
@@ -166,7 +168,8 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
     if defect == "duplicate-key":
         add(f"  name: {topic}-v2")
     add(f"  source: {_sentence(rng, 4, 9)}")
-    add(f"  format: {rng.choice(['task_metadata', 'prompt_answer'])}")
+    rng.choice(["task_metadata", "prompt_answer"])  # drawn as before, so the corpus stays the same otherwise
+    add(f"  format: {'task_metadata' if method == 'grpo' else 'prompt_answer'}")  # the format that fits (PL609)
     if method == "sft" or rng.random() < 0.3:
         if rng.random() < 0.5:
             add("  targets: {reviewed: true}")
@@ -218,7 +221,9 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
                 add(f"      name: {rng.choice(JUDGES)}")
                 add(f"      revision: \"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}\"")
             if defect != "judge-uncalibrated":
-                add(f"    calibration: {{labels: {rng.randint(50, 500)}, agreement: 0.{rng.randint(70, 97)}}}")
+                add(f"    calibration: {{labels: {rng.randint(50, 500)}, agreement: 0.{rng.randint(80, 97)}}}")  # PL308: >= 50, >= 0.8
+        if kind == "code" and runtime is not None:
+            add(f"    qualified_on: [local, {runtime}]")  # PL309
         if rng.random() < 0.4:
             add("    description: " + (_folded(rng, "      ", 1) if rng.random() < 0.5 else _sentence(rng, 5, 12)))
     if defect == "judge-uncalibrated" and not any(kind == "llm_judge" for _, kind, _ in graders):
@@ -293,7 +298,7 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
         add(f"  estimated_cost: {max_spend + 50}")
     elif rng.random() < 0.6:
         add(f"  estimated_cost: {int(max_spend * rng.uniform(0.4, 0.95))}")
-    if rng.random() < 0.7:
+    if rng.random() < 0.7 or status in ("approved", "running", "completed"):  # PL506
         add(f"  approved_by: \"{rng.choice(OWNERS)}\"")
     if defect == "bare-suppression":
         add("  # planlint: disable-file=PL305")
