@@ -17,9 +17,9 @@ import pytest
 
 from conftest import ROOT, write
 from plan_overlay import REFERENCE, build
-from planlint.engine import Report
+from planlint.core.model import Report
 from planlint.formats.markdown import render
-from planlint.pr_comment import load_report
+from planlint.integrations.pr_comment import load_report
 
 NEW_RULES = {
     "PL308": ("judge-calibration-weak", "warning"),
@@ -142,7 +142,7 @@ def test_json_report_carries_missing_inputs_to_the_comment(planlint, tmp_path):
 
 
 def test_comment_refuses_a_report_with_malformed_missing_inputs(tmp_path):
-    from planlint.pr_comment import UsageError
+    from planlint.integrations.pr_comment import UsageError
 
     report = {"version": 1, "files": 1, "findings": [], "summary": {"errors": 0, "warnings": 0}, "missing_inputs": {"a.yaml": [1]}}
     (tmp_path / "report.json").write_text(json.dumps(report), encoding="utf-8")
@@ -215,7 +215,7 @@ def test_schema_change_is_additive():
     """A plan using the new keys was rejected before only for those keys, and is valid now."""
     from jsonschema import Draft202012Validator
 
-    from planlint.loader import load_text
+    from planlint.core.loader import load_text
 
     plan = build(
         "missing_inputs: [baseline on release 2026.11.03]\n"
