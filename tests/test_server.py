@@ -233,3 +233,17 @@ def test_the_server_says_how_to_install_pygls_when_it_is_missing(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "planlint", "server"], capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == "planlint: error: planlint server needs pygls: pip install 'planlint[lsp]'\n"
+
+
+@pytest.mark.asyncio
+async def test_a_plan_reusing_another_plans_name_gets_pl005_as_from_the_cli(client: LanguageClient, tmp_path):
+    """Issue 14 item 6 in the editor: the repository's other plans count for PL005, as they do for a named file."""
+    repo = workspace(tmp_path)
+    write(repo / "plans" / "retail.yaml", REFERENCE)
+    copy = repo / "plans" / "retail-copy.yaml"
+    write(copy, REFERENCE)
+    await start(client, repo)
+    expected = cli_findings(copy.relative_to(repo), repo)
+    assert [code for code, *_ in expected] == ["PL005"]
+    assert "already used by plans/retail.yaml" in expected[0][-1]
+    assert server_findings(await opened(client, copy, REFERENCE)) == expected

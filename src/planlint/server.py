@@ -33,7 +33,7 @@ from planlint.core.config import ConfigError, load_config
 from planlint.core.messages import sanitize
 from planlint.core.model import Finding
 from planlint.engine.lint import lint_file
-from planlint.engine.run import finish
+from planlint.engine.run import finish, repository_plan_names
 from planlint.formats.rule_docs import explain_text, help_uri
 from planlint.rules import BY_NAME, RULES
 
@@ -99,7 +99,13 @@ def lint_document(path: Path, text: str, *, data_checks: bool, root: Path | None
             publications.close()
     if result is None:
         return Linted(text=text, config=config)
-    report = finish([result], config)
+    other_names = None
+    if config.enabled("PL005") and result.plan_name is not None:
+        # As for a file named on the command line: the repository's other plans count (issue 14, item 6).
+        other_names = repository_plan_names(
+            [path], {result.plan_name}, config, start=str(path.parent), display_root=os.path.abspath(root or config.root)
+        )
+    report = finish([result], config, other_names=other_names)
     return Linted(report.findings, text, result.data, result.positions, publications, config)
 
 

@@ -51,7 +51,9 @@ def lint_paths(
     return finish(results, config, report, other_names=other_names)
 
 
-def repository_plan_names(linted: list[Path], wanted: set[str], config: Config) -> dict[str, str]:
+def repository_plan_names(
+    linted: list[Path], wanted: set[str], config: Config, *, start: str | None = None, display_root: str | None = None
+) -> dict[str, str]:
     """metadata.name -> path, for the repository's other plans named like a linted one (PL005 on named files).
 
     pre-commit names only the staged files, so a new plan reusing the name of
@@ -63,10 +65,15 @@ def repository_plan_names(linted: list[Path], wanted: set[str], config: Config) 
     do not contain one of the `wanted` names (the linted plans' names) cannot
     share one and is not parsed; the few that do are read exactly
     (`plan_names.read_name`).
+
+    `start`: where to look for the repository (default: the working
+    directory, as the CLI runs); `display_root`: what the paths shown are
+    relative to (default: the working directory). The language server passes
+    the document's directory and its workspace root.
     """
     if not wanted:
         return {}
-    root = repository_root(os.path.abspath(os.getcwd()))
+    root = repository_root(os.path.abspath(start or os.getcwd()))
     plans_dir = os.path.join(root, "plans")
     if not os.path.exists(os.path.join(root, ".git")) or not os.path.isdir(plans_dir):
         return {}
@@ -83,6 +90,8 @@ def repository_plan_names(linted: list[Path], wanted: set[str], config: Config) 
             continue
         name = read_name(Path(path), config)
         if name is not None and name in wanted:
+            if display_root is not None:
+                display = os.path.relpath(path, display_root).replace(os.sep, "/")
             names.setdefault(name, display)
     return names
 
