@@ -327,3 +327,15 @@ def test_a_collapsed_cards_title_cannot_link_mention_or_typeset():
     (title,) = [line for line in text.splitlines() if line.startswith("<details>")]
     assert "#12" not in title and "GH-7" not in title and "$x$" not in title and "@team" not in title
     assert "#\u200b12" in title and "GH-\u200b7" in title and "&#36;x&#36;" in title and "@\u200bteam" in title
+
+
+def test_the_plans_missing_inputs_are_a_field_of_the_card(tmp_path, planlint):
+    """Issue 15 lists "missing inputs" among the fields a reviewer sees: the plan's `missing_inputs` list (issue 13)."""
+    base = {"plans/a.yaml": plan("a", status="draft") + "missing_inputs: [price quote for the hosted runtime]\n"}
+    head = {"plans/a.yaml": plan("a", status="draft") + "missing_inputs: [price quote for the hosted runtime, baseline on 2026.11.03]\n",
+            "plans/b.yaml": plan("b", status="draft") + "missing_inputs: [baseline on 2026.11.03]\n"}
+    repo = pull_request(tmp_path, base, head)
+    a, b = planlint("--diff-base", "main", "--format", "json", "--no-cache", cwd=repo).json["changes"]
+    assert a["fields"] == [{"yaml_path": "missing_inputs", "old": ["price quote for the hosted runtime"],
+                            "new": ["price quote for the hosted runtime", "baseline on 2026.11.03"]}]
+    assert b["change"] == "added" and b["fields"][-1] == {"yaml_path": "missing_inputs", "old": None, "new": ["baseline on 2026.11.03"]}

@@ -49,6 +49,7 @@ WATCHED: tuple[tuple, ...] = (
     ("budget", "max_spend"),
     ("budget", "estimated_cost"),
     ("budget", "approved_by"),
+    ("missing_inputs",),  # what the plan still needs (the planning guide's "missing inputs"), a list of strings
 )
 KINDS = {"added": "added", "modified": "changed", "deleted": "removed", "renamed": "renamed"}
 _MAX_TEXT = 1000  # characters of one value in a card
