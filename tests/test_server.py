@@ -247,3 +247,18 @@ async def test_a_plan_reusing_another_plans_name_gets_pl005_as_from_the_cli(clie
     assert [code for code, *_ in expected] == ["PL005"]
     assert "already used by plans/retail.yaml" in expected[0][-1]
     assert server_findings(await opened(client, copy, REFERENCE)) == expected
+
+
+@pytest.mark.asyncio
+async def test_a_plan_the_config_excludes_gets_no_diagnostics_as_from_the_cli(client: LanguageClient, tmp_path):
+    """The configuration's `exclude` holds in the editor as on the command line."""
+    repo = workspace(tmp_path)
+    write(repo / ".planlint.yaml", "catalog: catalog.yaml\nexclude: [\"plans/archive/**\"]\n")
+    old = repo / "plans" / "archive" / "retail.yaml"
+    write(old, LOOSENED)
+    kept = repo / "plans" / "retail.yaml"
+    write(kept, LOOSENED)
+    await start(client, repo)
+    assert cli_findings(old.relative_to(repo), repo) == []
+    assert server_findings(await opened(client, old, LOOSENED)) == []
+    assert [d.code for d in await opened(client, kept, LOOSENED)] == ["PL102"]

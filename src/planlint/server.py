@@ -82,6 +82,8 @@ def lint_document(path: Path, text: str, *, data_checks: bool, root: Path | None
         config = load_config(cwd=path.parent)
     except ConfigError as exc:
         return Linted(error=sanitize(str(exc)))
+    if config.excluded(path):  # the CLI skips it, named or found in a directory
+        return Linted(text=text, config=config)
     if not data_checks:
         config.ignore = config.ignore + [code for code, rule in RULES.items() if rule.scope == "data"]
     from planlint.services.publications import PublicationsError, build
