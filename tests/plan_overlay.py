@@ -9,6 +9,9 @@ as comment lines in the fragment:
   # config: {...}         (read by callers) settings for the run
   # encoding: latin-1     (read by callers) write the file in this encoding
   # two files             (read by callers) lint two copies of the plan
+
+Other files of the repository follow the plan fragment, each after a line
+`--- PATH` (a run config, a rollout's entrypoint): `split_files()`.
 """
 
 from __future__ import annotations
@@ -60,3 +63,20 @@ def build(fragment: str, reference: str = REFERENCE) -> str:
         if key not in used:
             out.extend(lines)
     return "\n".join(out) + "\n"
+
+
+_FILE = re.compile(r"^--- (\S+)\s*$", re.M)
+
+
+def split_files(fragment: str) -> tuple[str, dict[str, str]]:
+    """(the plan fragment, {repository path: text}) of a fragment with `--- PATH` sections."""
+    parts = _FILE.split(fragment)
+    files = {path: (text.lstrip("\n") if text.strip() else "") for path, text in zip(parts[1::2], parts[2::2])}
+    return parts[0], files
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")

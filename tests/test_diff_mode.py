@@ -22,7 +22,7 @@ import pytest
 
 from conftest import FIXTURES, REFERENCE_PLAN, run_process, write
 from github_server import FakeGitHub
-from plan_overlay import build
+from plan_overlay import build, split_files, write_files
 from planlint.rules import RULES
 
 pytestmark = pytest.mark.integration
@@ -105,12 +105,16 @@ def expected(text: str) -> Counter:
 def run_example(tmp_path: Path, planlint, example: str):
     """Commit the base on main, the head on a branch; lint with --diff-base main. (result, head path, head text)."""
     base_fragment, head_fragment, action, at_line_1 = split_example(example)
+    base_fragment, base_files = split_files(base_fragment)  # `--- PATH` sections: other files (run configs)
+    head_fragment, head_files = split_files(head_fragment)
     base_text = build(base_fragment)
     head_text = build(head_fragment, reference=base_text)
     repo = new_repo(tmp_path / "repo")
     write(repo / "plans" / "plan.yaml", base_text)
+    write_files(repo, base_files)
     commit(repo, "base")
     git(repo, "checkout", "-q", "-b", "change")
+    write_files(repo, head_files)
     head_path = "plans/plan.yaml"
     if action == "deleted":
         git(repo, "rm", "-q", head_path)
@@ -163,12 +167,14 @@ def pull_request_reviews(tmp_path: Path, example: str):
 
 @pytest.mark.parametrize("fixture", DIFF_FIXTURES, ids=lambda p: p.stem)
 def test_diff_fixture(fixture: Path, tmp_path, planlint):
-    result, head_path, head_text, at_line_1 = run_example(tmp_path, planlint, fixture.read_text(encoding="utf-8"))
+    text = fixture.read_text(encoding="utf-8")
+    result, head_path, head_text, at_line_1 = run_example(tmp_path, planlint, text)
     findings = result.json["findings"]
-    want = expected(head_text or "") + at_line_1
-    got = Counter((f["line"], f["code"]) for f in findings)
+    want = Counter({(head_path, line, code): n for (line, code), n in (expected(head_text or "") + at_line_1).items()})
+    for path, other in split_files(split_example(text)[1])[1].items():  # markers in the head's other files
+        want.update({(path, line, code): n for (line, code), n in expected(other).items()})
+    got = Counter((f["path"], f["line"], f["code"]) for f in findings)
     assert got == want, "\n".join(f"{f['path']}:{f['line']}:{f['column']} {f['code']} {f['message']}" for f in findings)
-    assert all(f["path"] == head_path for f in findings)
     assert result.status == (1 if findings else 0)
 
 
@@ -176,7 +182,7 @@ DIFF_CODES = sorted(code for code, rule in RULES.items() if rule.scope == "diff"
 
 
 def test_diff_rules_are_registered():
-    assert DIFF_CODES == ["PL701", "PL702", "PL703", "PL704", "PL707"]
+    assert DIFF_CODES == ["PL701", "PL702", "PL703", "PL704", "PL707", "PL708"]
 
 
 @pytest.mark.parametrize("code", DIFF_CODES)
@@ -195,7 +201,7 @@ def test_every_diff_rule_fires_in_a_fixture():
     seen = set()
     for fixture in DIFF_FIXTURES:
         _, head, _, at_line_1 = split_example(fixture.read_text(encoding="utf-8"))
-        seen |= {code for _, code in expected(head) + at_line_1}
+        seen |= {code for _, code in expected(head) + at_line_1}  # the plan's and its other files' markers
     assert set(DIFF_CODES) <= seen
 
 

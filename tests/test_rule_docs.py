@@ -9,7 +9,7 @@ import pytest
 from planlint.cli import explain_text
 from planlint.core.loader import load_text
 from planlint.rules import RULES
-from plan_overlay import build, directives
+from plan_overlay import build, directives, split_files, write_files
 
 DOC_SCOPES = ("plan", "file", "repo")
 
@@ -26,6 +26,8 @@ def test_rule_has_documentation(code):
 
 
 def _lint(tmp_path, planlint, fragment: str, *, copies: int = 1):
+    fragment, others = split_files(fragment)  # run configs and rollout code beside the plan
+    write_files(tmp_path, others)
     d = directives(fragment)
     text = build(fragment)
     if "catalog" in d:  # PL105/PL106: a catalog file, and a config that names it

@@ -65,6 +65,9 @@ class FileResult:
     spend_span: Span | None = None  # where budget.max_spend is
     uncounted: bool = False  # approved/running, but its cap or currency is not valid
     missing_inputs: list[str] = field(default_factory=list)  # the plan's `missing_inputs`, for the Markdown summary
+    attached: list["FileResult"] = field(default_factory=list)  # other files the plan names (run configs), with their findings
+    repo_root: str | None = None  # the plan's repository (PL904)
+    run_configs: list[str] = field(default_factory=list)  # the training configs the plan names, as written and real (PL904)
 
 
 @dataclass

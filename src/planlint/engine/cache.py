@@ -386,6 +386,8 @@ def _encode(result: FileResult | None) -> dict | None:
             value = [[s.kind, s.codes, s.reason, list(s.span), s.target_line, sorted(s.used)] for s in value]
         elif name in ("name_span", "spend_span"):
             value = list(value) if value is not None else None
+        elif name == "attached":  # run configs the plan names: their own path, text and findings
+            value = [[other.path, other.text, _encode(other)] for other in value]
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
             value = list(value)  # notes, data_skipped
         elif not isinstance(value, (str, int, float, bool, type(None))):
@@ -404,4 +406,5 @@ def _decode(entry: dict | None, display: str, text: str) -> FileResult | None:
     ]
     values["name_span"] = Span(*entry["name_span"]) if entry["name_span"] is not None else None
     values["spend_span"] = Span(*entry["spend_span"]) if entry.get("spend_span") is not None else None
+    values["attached"] = [_decode(other, path, other_text) for path, other_text, other in entry.get("attached", ())]
     return FileResult(path=display, text=text, **values)

@@ -20,6 +20,7 @@ from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.core.yaml_values import scalar_text
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
 from planlint.rules.budget import committed, uncounted
+from planlint.rules.run import named_configs
 from planlint.rules.schema import schema_problems
 
 
@@ -46,6 +47,10 @@ def make_finding(code: str, path: str, span: Span, message: str, route: tuple, c
 def place(problem: Problem, positions: Positions) -> Span:
     if problem.span is not None:  # a check about the text (a suppression comment), not the data
         return problem.span
+    if problem.document is not None:
+        positions = problem.document.positions
+        if not problem.route and problem.document.error is not None:
+            return problem.document.error[1]  # where the TOML parser stopped
     if problem.at_key and problem.route in positions.keys:
         return positions.keys[problem.route]
     return positions.resolve(problem.route, problem.missing)
@@ -57,6 +62,33 @@ def _missing_inputs(data: dict) -> list[str]:
     if not isinstance(items, list):
         return []
     return [scalar_text(item) for item in items if item is not None and not isinstance(item, (dict, list)) and scalar_text(item).strip()]
+
+
+def attached_result(result: FileResult, document: Any) -> FileResult:
+    """The FileResult of another file the plan names (a run config), made on first use."""
+    for other in result.attached:
+        if other.path == document.path:
+            return other
+    other = FileResult(document.path, text=document.text)
+    other.suppressions = supp.parse(document.text or "")
+    result.attached.append(other)
+    return other
+
+
+def add_finding(result: FileResult, code: str, problem: Problem, positions: Positions | None, config: Config, *, suppressed: bool = False) -> None:
+    """Place `problem` and add it to `result`, or to the result of the file it is in (problem.document).
+
+    `suppressed`: drop it when a suppression comment of its file covers it
+    (lint_file filters the plan's own findings in one pass at the end).
+    """
+    target = result
+    if problem.document is not None:
+        target = attached_result(result, problem.document)
+        suppressed = True  # the run config's own comments
+    span = place(problem, positions) if positions is not None or problem.document is not None else START
+    if suppressed and supp.is_suppressed(target.suppressions, code, span.line):
+        return
+    target.findings.append(make_finding(code, target.path, span, problem.message, problem.route, config, problem.severity))
 
 
 def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: dict | None = None, *, content: bytes | None = None) -> FileResult | None:
@@ -126,7 +158,8 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
         if config.enabled(rule.code):
             raw.extend((problem.code or rule.code, problem) for problem in rule.check(ctx))
     for code, problem in raw:
-        result.findings.append(make_finding(code, display, place(problem, loaded.positions), problem.message, problem.route, config, problem.severity))
+        add_finding(result, code, problem, loaded.positions, config)
+    result.repo_root, result.run_configs = named_configs(ctx)
     result.suppressions = supp.parse(loaded.text or "")
     if result.suppressions:
         result.findings = [f for f in result.findings if not supp.is_suppressed(result.suppressions, f.code, f.line)]

@@ -29,6 +29,7 @@ from planlint.engine.lint import lint_file
 from planlint.rules import RULES
 from planlint.rules.base import PlanContext
 from planlint.rules.leakage import inputs
+from planlint.rules.run import inputs as run_inputs
 from planlint.rules.schema import _compiled
 
 # Below this many files per worker a pool costs more than it saves: forking,
@@ -142,12 +143,15 @@ def _lint(target: Target, key: str | None, config: Config, extras: dict | None, 
 
 
 def _inputs(result: FileResult, display: str, path: Path, config: Config, extras: dict | None) -> list:
-    """[(path, state)] of the split files the data rules looked at for this plan."""
-    if not isinstance(result.data, dict) or not any(r.scope == "data" and config.enabled(c) for c, r in RULES.items()):
+    """[(path, state)] of the other files the rules looked at for this plan: split files, run configs."""
+    if not isinstance(result.data, dict):
         return []
     ctx = PlanContext(data=result.data, path=display, config=config, extras=dict(extras or {}))
     ctx.extras.setdefault("file", path)
-    return [(str(p), file_state(p)) for p in inputs(ctx)]
+    looked = run_inputs(ctx)  # the run configs and their entrypoints (PL801, PL008, PL901-PL903)
+    if any(r.scope == "data" and config.enabled(c) for c, r in RULES.items()):
+        looked += inputs(ctx)
+    return [(str(p), file_state(p)) for p in looked]
 
 
 def _racy(inputs: list, started_ns: int) -> bool:

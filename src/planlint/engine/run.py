@@ -3,8 +3,9 @@
 This is the top of the engine. It calls down into discovery, the pool
 (`parallel`, which lints each file with `lint.lint_file`) and the per-file
 helpers; nothing below calls back up into it. `finish` adds what needs every
-file at once: duplicate plan names (PL005) and the suppression bookkeeping
-(PL009/PL010), then orders the findings.
+file at once: duplicate plan names (PL005), run configs no plan names (PL904)
+and the suppression bookkeeping (PL009/PL010, also for the run configs the
+plans report in), then orders the findings.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Iterable
 
 from planlint.core import suppressions as supp
 from planlint.core.config import Config
-from planlint.core.loader import load_file
+from planlint.core.loader import load_file, load_text, read_text
 from planlint.core.model import FileResult, Report, is_plan
 from planlint.core.paths import repository_root
 from planlint.core.positions import START, Span
@@ -26,6 +27,8 @@ from planlint.engine.plan_names import mentions, plan_files, read_name
 from planlint.rules import RULES
 from planlint.rules.base import NamedPlan, RepoContext, SuppressionContext
 from planlint.rules.budget import money
+from planlint.rules.run import display_path, inside, named_training_configs, training_configs
+from planlint.services.run_config import TomlDocument, read_document
 from planlint.services.publications import Publications, prefetch
 
 
@@ -105,11 +108,90 @@ def _judged(code: str, result: FileResult, config: Config) -> bool:
     return rule is None or rule.scope != "diff" or result.diff_checked
 
 
+def _unplanned_runs(results: list[FileResult], config: Config) -> list[FileResult]:
+    """PL904: a result for each training config under configs/training/ of the linted plans'
+    repositories that no plan names (plans not linted in this run are read for their run section)."""
+    named = {path for r in results for path in r.run_configs}
+    for r in results:
+        named.update(os.path.realpath(other.path) for other in r.attached)
+    found: list[FileResult] = []
+    for root in sorted({r.repo_root for r in results if r.repo_root}):
+        def planned(path: Path) -> bool:
+            return os.path.abspath(path) in named or os.path.realpath(path) in named
+
+        candidates = [p for p in training_configs(root) if not planned(p)]
+        if candidates:
+            named |= _named_by_other_plans(root, config, {os.path.realpath(r.path) for r in results}, candidates)
+        for path in candidates:
+            if planned(path):
+                continue
+            display = display_path(path)
+            if inside(path, root) and path.is_file():
+                document = read_document(path, display, "training", config.max_file_size)
+            else:  # a link out of the repository: named, never read
+                document = TomlDocument(display, "training")
+            result = FileResult(display, text=document.text)
+            result.suppressions = supp.parse(document.text or "")
+            span = document.positions.values.get(("experiment",)) or START
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            message = (f"no plan names this training config: a run nobody reviewed. Name it from its plan "
+                       f"(run: {{platform: osmosis, training_config: {rel}}}), or delete it")
+            if not supp.is_suppressed(result.suppressions, "PL904", span.line):
+                result.findings.append(make_finding("PL904", display, span, message, ("experiment",) if span != START else (), config))
+            found.append(result)
+    return found
+
+
+def _named_by_other_plans(root: str, config: Config, linted: set[str], candidates: list[Path]) -> set[str]:
+    """Training configs named by the repository's plans that this run did not lint.
+
+    Only files that mention a candidate's file name are parsed, and the walk
+    stops once every candidate is accounted for: a pre-commit run on one plan
+    does not parse the whole repository.
+    """
+    named: set[str] = set()
+    wanted = {os.path.abspath(p) for p in candidates}
+    names = {p.name for p in candidates}
+    for _, path, _ in discover([root], config):
+        if os.path.realpath(path) in linted:
+            continue
+        text, problem = read_text(path, config.max_file_size)
+        if problem is not None or text is None or not any(name in text for name in names):
+            continue
+        loaded = load_text(text, config.parser_limits())
+        if not loaded.fatal and is_plan(loaded.data):
+            named.update(named_training_configs(loaded.data, Path(root)))
+            if all(p in named or os.path.realpath(p) in named for p in wanted):
+                break
+    return named
+
+
+def _with_attached(results: list[FileResult]) -> list[FileResult]:
+    """The plans' results, then one result per other file they name (a run config two plans
+    share is one file: its findings once, its suppressions used by either)."""
+    out = list(results)
+    merged: dict[str, FileResult] = {}
+    for result in results:
+        for other in result.attached:
+            other.diff_checked = other.diff_checked or result.diff_checked
+            first = merged.get(other.path)
+            if first is None:
+                merged[other.path] = other
+                out.append(other)
+                continue
+            known = set(first.findings)
+            first.findings.extend(f for f in other.findings if f not in known)
+            first.diff_checked = first.diff_checked or other.diff_checked
+            for mine, theirs in zip(first.suppressions, other.suppressions):
+                mine.used |= theirs.used
+    return out
+
+
 def finish(
     results: list[FileResult], config: Config, report: Report | None = None, *,
     other_names: dict[str, str] | None = None, other_commitments: list[tuple[str, float]] | None = None,
 ) -> Report:
-    """Repo-level rules (PL005, PL507), suppression bookkeeping (PL009/PL010), ordering.
+    """Repo-level rules (PL005, PL507, PL904), suppression bookkeeping (PL009/PL010), ordering.
 
     `other_names`: names of plans that are not linted in this run but still
     count for PL005 (name -> path; diff mode passes the unchanged plans).
@@ -126,6 +208,9 @@ def finish(
             span = result.name_span or Span(1, 1, 1, 1)  # positions are gone by now; the name's span was kept
             if not supp.is_suppressed(result.suppressions, "PL005", span.line):
                 result.findings.append(make_finding("PL005", result.path, span, problem.message, problem.route, config))
+    plans = len(results)
+    if config.enabled("PL904"):
+        results = results + _unplanned_runs(results, config)
     skipped = [r.path for r in results if r.data_skipped]
     if skipped:
         shown = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
@@ -133,10 +218,11 @@ def finish(
             f"data checks (PL207-PL209) skipped for {len(skipped)} plan{'s' if len(skipped) != 1 else ''} "
             f"whose split files are not in this checkout ({shown}); --require-data makes that an error"
         )
-    for result in results:
-        report.files += 1
+    for index, result in enumerate(_with_attached(results)):
+        if index < plans:  # run configs are reported on, not counted as checked plans
+            report.files += 1
+            report.paths.append(result.path)
         report.notes.extend(result.notes)
-        report.paths.append(result.path)
         if result.missing_inputs:
             report.missing_inputs[result.path] = result.missing_inputs
         if result.suppressions:

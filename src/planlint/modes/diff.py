@@ -17,6 +17,7 @@ reach a git command line, and PATHs are matched in Python, never passed to git.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +28,9 @@ from planlint.core.config import Config, approvers_settings, parse_approvers
 from planlint.core.loader import decode, load_file, load_text
 from planlint.core.messages import sanitize, show
 from planlint.core.model import FileResult, Report, UsageError, is_plan
-from planlint.core.positions import START
 from planlint.core.reviews import ReviewState
 from planlint.engine.discovery import _SKIP_DIRS, YAML_SUFFIXES, discover
-from planlint.engine.lint import lint_file, make_finding, place
+from planlint.engine.lint import add_finding, lint_file
 from planlint.engine.run import finish
 from planlint.modes import changes as plan_changes
 from planlint.modes.changes import CommittedSpend
@@ -320,25 +320,45 @@ def _base_plan(base_tree, rel: str, config: Config) -> dict | None:
 UNSUPPRESSIBLE = frozenset({"PL707"})
 
 
-def _run_diff_rules(result: FileResult, base: dict | None, change: PlanChange, config: Config, reviews: ReviewState | None = None) -> None:
-    """The diff rules on one plan. A new plan (no base version) gets only PL707, which judges new plans too."""
+def _base_reader(base_tree, config: Config):
+    """read(path) -> the text of a repository file at the base revision, or None (absent, too large,
+    not UTF-8, or a path that leaves the repository). For the run rules (PL708)."""
+
+    def read(value: str) -> str | None:
+        rel = posixpath.normpath(value.replace("\\", "/"))
+        if rel.startswith(("/", "../")) or rel in ("..", "."):
+            return None
+        try:
+            blob = base_tree / rel
+        except KeyError:
+            return None
+        if blob.type != "blob" or blob.mode == 0o120000 or blob.size > config.max_file_size:
+            return None  # a symbolic link at the base is not followed
+        text, problem = decode(blob.data_stream.read())
+        return None if problem is not None else text
+
+    return read
+
+
+def _run_diff_rules(
+    result: FileResult, base: dict | None, change: PlanChange, config: Config, reviews: ReviewState | None = None, extras: dict | None = None
+) -> None:
+    """The diff rules on one plan. A new plan (no base version) gets only PL707, which judges new plans too.
+    `extras`: what the run rules need besides (the plan's file, the base revision's files)."""
     if base is None and reviews is None:
         return
     if base is not None:
         result.diff_checked = True
-    extras: dict = {"base": base, "change": change}
+    ctx_extras: dict = {**(extras or {}), "base": base, "change": change}
     if reviews is not None:
-        extras["reviews"] = reviews
-    ctx = PlanContext(data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config, extras=extras)
+        ctx_extras["reviews"] = reviews
+    ctx = PlanContext(data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config, extras=ctx_extras)
     for rule in DIFF_RULES:
         if not config.enabled(rule.code) or (base is None and rule.code != "PL707"):
             continue
         for problem in rule.check(ctx):
             code = problem.code or rule.code
-            span = place(problem, result.positions) if result.positions is not None else START
-            if code not in UNSUPPRESSIBLE and supp.is_suppressed(result.suppressions, code, span.line):
-                continue
-            result.findings.append(make_finding(code, result.path, span, problem.message, problem.route, config))
+            add_finding(result, code, problem, result.positions, config, suppressed=code not in UNSUPPRESSIBLE)
 
 
 def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extras: dict | None = None) -> Report:
@@ -347,7 +367,9 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extra
     base = _base_commit(repo, git, rev)
     root = os.path.realpath(repo.working_tree_dir)
     scope = _Scope(paths, config, os.path.realpath(cwd), root, base.tree)
-    changes = [c for c in _changes(repo, base) if (c.head_rel and scope.match(c.head_rel)) or (c.base_rel and scope.match(c.base_rel))]
+    every_change = _changes(repo, base)
+    changes = [c for c in every_change if (c.head_rel and scope.match(c.head_rel)) or (c.base_rel and scope.match(c.base_rel))]
+    changes += _plans_of_changed_run_configs(every_change, changes, scope, config)
     base_plans = {c.base_rel: _base_plan(base.tree, c.base_rel, config) for c in changes if c.base_rel}
     head_names: dict[str, str | None] = {}
 
@@ -380,7 +402,8 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extra
             spend.add("head", head_data)
             cards.append(plan_changes.card(change.kind, display, base_data, head_data))
             reviews = approvals.for_plan(base_data, head_data)
-            _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config, reviews)
+            run_extras = {"file": Path(os.path.join(cwd, display)), "base_text": _base_reader(base.tree, config)}
+            _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config, reviews, run_extras)
             results.append(result)
         elif base_data is not None:  # deleted, or renamed out of PATHs: only PL704 applies
             where = scope.display(change.head_rel) if change.head_rel else base_display
@@ -510,6 +533,30 @@ def _config_settings(rel: str, data: bytes) -> tuple[dict | None, str | None]:
 def _head_data(root: str, rel: str, config: Config) -> dict | None:
     loaded = load_file(Path(root, *rel.split("/")), config.parser_limits())
     return loaded.data if not loaded.fatal and is_plan(loaded.data) else None
+
+
+def _plans_of_changed_run_configs(every_change: list[_Change], changes: list[_Change], scope: _Scope, config: Config) -> list[_Change]:
+    """Plans under PATHs that did not change but whose run config did (PL708 and the run rules
+    must see a pull request that edits only the TOML file)."""
+    changed_configs = {rel for c in every_change for rel in (c.head_rel, c.base_rel) if rel and rel.lower().endswith(".toml")}
+    if not changed_configs or not scope.existing:
+        return []
+    taken = {rel for c in changes for rel in (c.head_rel, c.base_rel) if rel}
+    found: list[_Change] = []
+    for _, path, _ in discover(scope.existing, config):
+        absolute = os.path.realpath(os.path.join(scope.cwd, path))
+        rel = Path(os.path.relpath(absolute, scope.root)).as_posix()
+        if rel in taken or rel.startswith("../"):
+            continue
+        loaded = load_file(Path(absolute), config.parser_limits())
+        run = loaded.data.get("run") if not loaded.fatal and is_plan(loaded.data) else None
+        if not isinstance(run, dict):
+            continue
+        named = {posixpath.normpath(v.replace("\\", "/")) for v in (run.get("training_config"), run.get("eval_config")) if isinstance(v, str) and v.strip()}
+        if named & changed_configs:
+            found.append(_Change("modified", rel, rel))
+            taken.add(rel)
+    return found
 
 
 def _unchanged_plans(scope: _Scope, config: Config, linted: set[str]) -> list[tuple[str, dict]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, published, secrets, splits
+from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, published, run, secrets, splits
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
 _ALL: tuple[Rule, ...] = (
@@ -75,8 +75,14 @@ _ALL: tuple[Rule, ...] = (
     diff.spend_raised_without_approval,
     diff.active_plan_removed,
     diff.approval_not_verified,
+    run.run_config_changed_while_running,
     # secrets
     secrets.secret_in_plan,
+    # run: the platform's submit configs the plan names
+    run.run_config_invalid,
+    run.run_code_floating,
+    run.run_config_drift,
+    run.unplanned_run,
 )
 
 RULES: dict[str, Rule] = {r.code: r for r in sorted(_ALL, key=lambda r: r.code)}

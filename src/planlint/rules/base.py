@@ -38,6 +38,9 @@ class Problem:
     `path`: for repo-level rules, which linted file the problem is in.
     `span`: for checks about the text rather than the data (a suppression
     comment has no route): where, directly.
+    `document`: the finding is in another file the plan names (a run config,
+    `run_config.TomlDocument`): the route is into that file's data, and the
+    engine places it with that file's positions, under that file's path.
     """
 
     route: Route
@@ -48,6 +51,7 @@ class Problem:
     severity: str | None = None
     path: str | None = None
     span: Span | None = None
+    document: Any = None
 
 
 def lookup(data: Any, route: tuple) -> Any:

@@ -6,6 +6,7 @@ import re
 from typing import Any, Iterator
 
 from planlint.rules.base import ERROR, PlanContext, Problem, rule
+from planlint.rules.run import string_values
 
 # (kind, pattern). Anchored on the well-known prefixes so prose does not match.
 _PATTERNS = [
@@ -104,3 +105,13 @@ def secret_in_plan(ctx: PlanContext) -> Iterator[Problem]:
         if kind:
             where = "a key" if is_key else "this value"
             yield Problem(route, f"{where} looks like {kind}: remove it from the plan, revoke it, and reference the secret by name (e.g. an environment variable)", at_key=is_key)
+    # The run configs the plan names (rules/run.py): [env] values are injected verbatim and shown by the CLI.
+    for document, route, text in string_values(ctx):
+        kind = credential_kind(text)
+        if kind:
+            yield Problem(
+                route,
+                f"this value looks like {kind}: remove it from the run config, revoke it, and register it as a platform secret "
+                "(osmosis secret set NAME) named in [secrets] required = [...]",
+                document=document,
+            )
