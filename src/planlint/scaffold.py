@@ -12,6 +12,7 @@ published schema, so editors validate, complete and explain it.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -27,11 +28,37 @@ MODELINE = f"# yaml-language-server: $schema={SCHEMA_URL}"
 METHODS = ("grpo", "sft")
 
 
-def template(method: str, name: str, path: str) -> str:
+PLATFORMS = ("osmosis",)
+
+_RUN_SECTION = """
+# The run: the platform's submit configs, checked together with this plan
+# (PL901-PL904; docs/plan-format.md, "Run configs").
+run:
+  platform: osmosis
+  training_config: configs/training/__NAME__.toml   # osmosis train submit configs/training/__NAME__.toml
+  eval_config: configs/eval/__NAME__.toml           # osmosis eval submit configs/eval/__NAME__.toml
+"""
+
+
+def _data(name: str) -> str:
     from importlib.resources import files
 
-    text = files("planlint").joinpath(f"data/init-{method}.yaml").read_text(encoding="utf-8")
+    return files("planlint").joinpath(f"data/{name}").read_text(encoding="utf-8")
+
+
+def template(method: str, name: str, path: str, platform: str | None = None) -> str:
+    text = _data(f"init-{method}.yaml")
+    if platform == "osmosis":
+        text = text.rstrip("\n") + "\n" + _RUN_SECTION
     return MODELINE + "\n" + text.replace("__NAME__", name).replace("__PATH__", path)
+
+
+def run_configs(name: str) -> dict[str, str]:
+    """{repository path: text} of the Osmosis submit configs that match plan `name`."""
+    return {
+        f"configs/training/{name}.toml": _data("init-osmosis-training.toml").replace("__NAME__", name),
+        f"configs/eval/{name}.toml": _data("init-osmosis-eval.toml").replace("__NAME__", name),
+    }
 
 
 def _error(message: str) -> int:
@@ -47,20 +74,42 @@ def main(argv: list[str]) -> int:
     parser.add_argument("name", nargs="?", default=DEFAULT_NAME, metavar="NAME", help=f"the plan's metadata.name and file name (default: {DEFAULT_NAME})")
     parser.add_argument("--method", choices=METHODS, default="grpo", help="the training method the template is shaped for (default: grpo)")
     parser.add_argument("--dir", default="plans", metavar="DIR", help="directory to write the plan in (default: plans)")
+    parser.add_argument(
+        "--platform", choices=PLATFORMS, default=None,
+        help="also write the platform's submit configs that match the plan (osmosis: configs/training/NAME.toml and configs/eval/NAME.toml)",
+    )
     args = parser.parse_args(argv)
     if not SLUG.match(args.name):
         return _error(f"{show(args.name)} is not a valid plan name: use lowercase letters, digits and hyphens, starting with a letter or digit (at most 63 characters)")
     directory = Path(args.dir)
     path = directory / f"{args.name}.yaml"
     shown = path.as_posix()
-    text = template(args.method, args.name, shown)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with open(path, "x", encoding="utf-8", newline="\n") as fh:  # "x": never overwrite
-            fh.write(text)
-    except FileExistsError:
-        return _error(f"{shown} already exists: edit it, or choose another NAME")
-    except OSError as exc:
-        return _error(f"cannot write {shown}: {exc.strerror or type(exc).__name__}")
-    print(f"Wrote {shown} ({args.method}). Replace the TODOs, measure the baseline and set budget.max_spend; then run: planlint {shown}")
+    files = {path: template(args.method, args.name, shown, args.platform)}
+    if args.platform == "osmosis":  # run config paths are relative to the repository root: the current directory
+        files.update((Path(rel), text) for rel, text in run_configs(args.name).items())
+    for target in files:  # write all or nothing
+        if os.path.lexists(target):
+            return _error(f"{target.as_posix()} already exists: edit it, or choose another NAME")
+    written: list[Path] = []
+    for target, text in files.items():
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "x", encoding="utf-8", newline="\n") as fh:  # "x": never overwrite
+                fh.write(text)
+        except OSError as exc:
+            for done in written:  # leave nothing half-made
+                done.unlink(missing_ok=True)
+            if isinstance(exc, FileExistsError):
+                return _error(f"{target.as_posix()} already exists: edit it, or choose another NAME")
+            return _error(f"cannot write {target.as_posix()}: {exc.strerror or type(exc).__name__}")
+        written.append(target)
+    if args.platform == "osmosis":
+        configs = " and ".join(p.as_posix() for p in written[1:])
+        print(
+            f"Wrote {shown} ({args.method}) with its Osmosis run configs {configs}. Replace the TODOs and <...> placeholders "
+            f"(the same model and dataset in the plan and the training config), add rollouts/<rollout>/main.py, pin commit_sha, "
+            f"measure the baseline and set budget.max_spend; then run: planlint {shown}"
+        )
+    else:
+        print(f"Wrote {shown} ({args.method}). Replace the TODOs, measure the baseline and set budget.max_spend; then run: planlint {shown}")
     return 0

@@ -1,0 +1,268 @@
+"""The run family: a plan's Osmosis submit configs, checked where they are written.
+
+Each TOML under fixtures/run/{training,eval}/ is a submit config shaped like
+the osmosis-ai SDK's own templates, with its expected findings marked inline
+(`# expect: PL901`). The test lays out a repository (the reference plan
+naming that config, the rollout's entrypoint) and compares the exact
+(path, line, code) set. test_sdk_agrees then asks the SDK itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from plan_overlay import build
+from test_rules_fixtures import expected
+
+RUN_FIXTURES = FIXTURES / "run"
+CONFIGS = sorted(RUN_FIXTURES.glob("training/*.toml")) + sorted(RUN_FIXTURES.glob("eval/*.toml"))
+KEY = {"training": "training_config", "eval": "eval_config"}
+
+
+def _ids(path: Path) -> str:
+    return f"{path.parent.name}/{path.stem}"
+
+
+def lay_out(root: Path, config: Path | None = None, *, status: str = "approved", run: str | None = None) -> str:
+    """A repository at `root`: plans/plan.yaml (the reference plan) naming `config`, and the rollout's code."""
+    (root / "rollouts" / "retail-refund").mkdir(parents=True)
+    (root / "rollouts" / "retail-refund" / "main.py").write_text("# the agent workflow and its grader\n", encoding="utf-8")
+    if config is not None:
+        kind = config.parent.name
+        target = root / "configs" / kind / config.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(config, target)
+        run = f"run: {{platform: osmosis, {KEY[kind]}: configs/{kind}/{config.name}}}"
+    fragment = f"metadata: {{name: retail-refund-window, owner: \"@support-ml\", status: {status}}}\n" + (run + "\n" if run else "")
+    (root / "plans").mkdir()
+    (root / "plans" / "plan.yaml").write_text(build(fragment), encoding="utf-8")
+    return f"configs/{config.parent.name}/{config.name}" if config is not None else ""
+
+
+def _found(result) -> set:
+    return {(f["path"], f["line"], f["code"]) for f in result.json["findings"]}
+
+
+def _report(result) -> str:
+    return "\n".join(f"{f['path']}:{f['line']}:{f['column']} {f['code']} {f['message']}" for f in result.json["findings"])
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=_ids)
+def test_config_findings(config, tmp_path, planlint):
+    rel = lay_out(tmp_path, config)
+    result = planlint("--format", "json", "plans/", cwd=tmp_path)
+    assert result.status in (0, 1), result
+    want = {(rel, line, code) for (line, code) in expected(config.read_text(encoding="utf-8"))}
+    assert _found(result) == want, _report(result)
+    assert result.status == (1 if any(f["severity"] == "error" for f in result.json["findings"]) else 0)
+
+
+def test_every_run_rule_has_a_fixture():
+    seen = {code for config in CONFIGS for _, code in expected(config.read_text(encoding="utf-8"))}
+    assert {"PL801", "PL901", "PL902", "PL903", "PL010"} <= seen
+
+
+# --------------------------------------------------------------------------- positions and formats
+
+
+def test_position_is_the_offending_key_in_every_format(tmp_path, planlint):
+    rel = lay_out(tmp_path, RUN_FIXTURES / "training" / "unknown-key.toml")
+    findings = planlint("--format", "json", "plans/", cwd=tmp_path).json["findings"]
+    assert [(f["path"], f["line"], f["column"], f["end_column"], f["yaml_path"]) for f in findings] == [
+        (rel, 9, 1, 14, "training.learning_rate")
+    ]
+    text = planlint("--format", "text", "plans/", cwd=tmp_path).out
+    assert f"{rel}:9:1: PL901 " in text and "learning_rate = 1e-5" in text
+    github = planlint("--format", "github", "plans/", cwd=tmp_path).out
+    assert f"::error file={rel},line=9,col=1,endLine=9,endColumn=14,title=PL901" in github
+    sarif = json.loads(planlint("--format", "sarif", "plans/", cwd=tmp_path).out)
+    location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"].endswith(rel)
+    assert location["region"]["startLine"] == 9 and location["region"]["startColumn"] == 1
+    junit = planlint("--format", "junit", "plans/", cwd=tmp_path).out
+    assert f'name="{rel}"' in junit and "PL901" in junit
+
+
+def test_the_secret_is_never_echoed(tmp_path, planlint):
+    lay_out(tmp_path, RUN_FIXTURES / "training" / "env-secret.toml")
+    for fmt in ("text", "json", "github", "sarif", "junit"):
+        out = planlint("--format", fmt, "plans/", cwd=tmp_path).out
+        assert "PL801" in out and "Zq9Xw8Vu7Ts6" not in out, fmt
+
+
+def test_missing_and_escaping_configs_are_reported_in_the_plan(tmp_path, planlint):
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text((RUN_FIXTURES / "training" / "valid-full.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "configs" / "training").mkdir(parents=True)
+    os.symlink(outside, repo / "configs" / "training" / "linked.toml")
+    lay_out(repo, run="run:\n  platform: osmosis\n  training_config: configs/training/linked.toml\n  eval_config: ../elsewhere.toml")
+    result = planlint("--format", "json", "plans/", cwd=repo)
+    findings = [(f["path"], f["code"], f["yaml_path"]) for f in result.json["findings"]]
+    assert findings == [("plans/plan.yaml", "PL901", "run.training_config"), ("plans/plan.yaml", "PL901", "run.eval_config")], _report(result)
+    assert all("outside the repository" in f["message"] for f in result.json["findings"])
+    (repo / "configs" / "training" / "linked.toml").unlink()
+    result = planlint("--format", "json", "plans/", cwd=repo)
+    assert "does not exist in the repository" in result.json["findings"][0]["message"]
+
+
+def test_plan_and_configs_that_agree_are_clean(tmp_path, planlint):
+    lay_out(tmp_path, run="run:\n  platform: osmosis\n  training_config: configs/training/valid-full.toml\n  eval_config: configs/eval/valid-filled.toml")
+    for kind, name in (("training", "valid-full.toml"), ("eval", "valid-filled.toml")):
+        (tmp_path / "configs" / kind).mkdir(parents=True)
+        shutil.copy(RUN_FIXTURES / kind / name, tmp_path / "configs" / kind / name)
+    result = planlint("--format", "json", "plans/", cwd=tmp_path)
+    assert result.status == 0 and result.json["findings"] == [], _report(result)
+
+
+def test_cached_results_follow_the_config(tmp_path, planlint):
+    """A plan's result depends on its run config: editing only the TOML is seen on the next run."""
+    lay_out(tmp_path, RUN_FIXTURES / "training" / "valid-full.toml")
+    config = tmp_path / "configs" / "training" / "valid-full.toml"
+    assert planlint("--format", "json", "plans/", cwd=tmp_path).json["findings"] == []
+    config.write_text(config.read_text(encoding="utf-8").replace('model_path = "Qwen/Qwen3-8B"', 'model_path = "Qwen/Qwen3-4B"'), encoding="utf-8")
+    findings = planlint("--format", "json", "plans/", cwd=tmp_path).json["findings"]
+    assert [(f["path"], f["code"]) for f in findings] == [("configs/training/valid-full.toml", "PL903")]
+    again = planlint("--format", "json", "plans/", cwd=tmp_path).json["findings"]  # from the cache now
+    assert again == findings
+    (tmp_path / "rollouts" / "retail-refund" / "main.py").unlink()
+    codes = [f["code"] for f in planlint("--format", "json", "plans/", cwd=tmp_path).json["findings"]]
+    assert sorted(codes) == ["PL901", "PL903"]
+
+
+# --------------------------------------------------------------------------- the SDK's own loader
+
+
+def _sdk_python() -> str | None:
+    """An interpreter that can import the osmosis-ai SDK (Python >= 3.12): this one, or $PLANLINT_SDK_PYTHON."""
+    if sys.version_info >= (3, 12):
+        try:
+            import osmosis_ai.platform.cli.training_config  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            return sys.executable
+    return os.environ.get("PLANLINT_SDK_PYTHON") or None
+
+
+_SDK_CHECK = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    from osmosis_ai.platform.cli.training_config import load_train_submit_config
+    from osmosis_ai.platform.cli.eval_config import load_eval_submit_config
+    from osmosis_ai.platform.cli.shared_config import validate_workspace_rollout_paths
+    out = {}
+    for kind, path, workspace in json.loads(sys.argv[1]):
+        load = load_train_submit_config if kind == "training" else load_eval_submit_config
+        try:
+            config = load(Path(path))
+            validate_workspace_rollout_paths(rollout=config.experiment_rollout, entrypoint=config.experiment_entrypoint,
+                                             workspace_directory=Path(workspace), command_label="Training")
+        except Exception as exc:
+            out[path] = type(exc).__name__ + ": " + str(exc)[:300]
+        else:
+            out[path] = None
+    print(json.dumps(out))
+    """
+)
+
+
+def test_sdk_agrees(tmp_path, planlint):
+    """Each fixture planlint calls valid (no PL901) loads with the SDK's own loader; each invalid one fails there."""
+    python = _sdk_python()
+    if python is None:
+        pytest.skip("needs the osmosis-ai SDK (Python >= 3.12): run under 3.12+ with osmosis-ai installed, or set PLANLINT_SDK_PYTHON to such an interpreter")
+    jobs, verdicts = [], {}
+    for index, config in enumerate(CONFIGS):
+        text = config.read_text(encoding="utf-8")
+        if text.startswith("# sdk: accepts"):
+            continue  # a repository check (the entrypoint file), not the loader's
+        root = tmp_path / str(index)
+        rel = lay_out(root, config)
+        result = planlint("--format", "json", "plans/", cwd=root)
+        verdicts[str(root / rel)] = not any(f["code"] == "PL901" for f in result.json["findings"])
+        jobs.append((config.parent.name, str(root / rel), str(root)))
+    run = subprocess.run([python, "-c", _SDK_CHECK, json.dumps(jobs)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    sdk = json.loads(run.stdout)
+    disagree = {path: (valid, sdk[path]) for path, valid in verdicts.items() if valid != (sdk[path] is None)}
+    assert not disagree, disagree
+
+
+# --------------------------------------------------------------------------- PL904
+
+
+def test_unplanned_training_config(tmp_path, planlint):
+    lay_out(tmp_path, RUN_FIXTURES / "training" / "valid-full.toml")
+    (tmp_path / ".git").mkdir()  # the repository root
+    configs = tmp_path / "configs" / "training"
+    (configs / "sweeps").mkdir()
+    shutil.copy(configs / "valid-full.toml", configs / "sweeps" / "bigger-lr.toml")
+    shutil.copy(configs / "valid-full.toml", configs / "other-plans.toml")
+    shutil.copy(configs / "valid-full.toml", configs / "smoke.toml")
+    (configs / "smoke.toml").write_text("# planlint: disable-file=PL904 -- a smoke test of the platform, no experiment\n" + (configs / "smoke.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    # A plan this run does not lint names other-plans.toml: it is planned.
+    (tmp_path / "archive").mkdir()
+    other = (tmp_path / "plans" / "plan.yaml").read_text(encoding="utf-8").replace("name: retail-refund-window", "name: other").replace("valid-full.toml", "other-plans.toml")
+    (tmp_path / "archive" / "other.yaml").write_text(other, encoding="utf-8")
+    result = planlint("--format", "json", "plans/", cwd=tmp_path)
+    assert [(f["path"], f["line"], f["column"], f["code"], f["severity"]) for f in result.json["findings"]] == [
+        ("configs/training/sweeps/bigger-lr.toml", 1, 1, "PL904", "warning")
+    ], _report(result)
+    assert result.json["files"] == 1 and result.status == 0
+
+
+# --------------------------------------------------------------------------- planlint init --platform osmosis
+
+
+def test_init_writes_a_plan_and_matching_run_configs(tmp_path, planlint):
+    result = planlint("init", "refund-window", "--platform", "osmosis", cwd=tmp_path)
+    assert result.status == 0, result
+    plan = tmp_path / "plans" / "refund-window.yaml"
+    training = tmp_path / "configs" / "training" / "refund-window.toml"
+    evaluation = tmp_path / "configs" / "eval" / "refund-window.toml"
+    assert "configs/training/refund-window.toml" in plan.read_text(encoding="utf-8")
+    for config in (training, evaluation):
+        assert "osmosis" in config.read_text(encoding="utf-8") and "<your-rollout>" in config.read_text(encoding="utf-8")
+    lint = planlint("--format", "json", "plans/", cwd=tmp_path)
+    run_findings = [f for f in lint.json["findings"] if f["path"].endswith(".toml") or f["code"].startswith("PL9")]
+    assert all(f["code"] == "PL008" and f["severity"] == "warning" for f in run_findings), run_findings  # blanks, while draft
+
+    # Fill the blanks: the same model and dataset in the plan and the training config, the rollout, the commit.
+    (tmp_path / "rollouts" / "refund" / "main.py").parent.mkdir(parents=True)
+    (tmp_path / "rollouts" / "refund" / "main.py").write_text("# agent workflow\n", encoding="utf-8")
+    filled = {"TODO-org/TODO-model": "Qwen/Qwen3-8B", "TODO-dataset": "retail-refunds", "<your-rollout>": "refund",
+              "<reviewed-commit>": "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b", "<your-eval-dataset>": "retail-refunds-heldout"}
+    for path in (plan, training, evaluation):
+        text = path.read_text(encoding="utf-8")
+        for blank, value in filled.items():
+            text = text.replace(blank, value)
+        path.write_text(text, encoding="utf-8")
+    lint = planlint("--format", "json", "plans/", cwd=tmp_path)
+    run_findings = [f for f in lint.json["findings"] if f["path"].endswith(".toml") or f["code"].startswith("PL9")]
+    assert run_findings == [], _report(lint)
+    # ... and they really agree: another model in the training config is drift.
+    training.write_text(training.read_text(encoding="utf-8").replace('"Qwen/Qwen3-8B"', '"Qwen/Qwen3-4B"'), encoding="utf-8")
+    codes = [f["code"] for f in planlint("--format", "json", "plans/", cwd=tmp_path).json["findings"] if f["path"].endswith(".toml")]
+    assert codes == ["PL903"]
+
+
+def test_init_with_a_platform_overwrites_nothing(tmp_path, planlint):
+    existing = tmp_path / "configs" / "eval" / "x1.toml"
+    existing.parent.mkdir(parents=True)
+    existing.write_text("mine\n", encoding="utf-8")
+    result = planlint("init", "x1", "--platform", "osmosis", cwd=tmp_path)
+    assert result.status == 2 and result.err == "planlint: error: configs/eval/x1.toml already exists: edit it, or choose another NAME\n"
+    assert existing.read_text(encoding="utf-8") == "mine\n"
+    assert not (tmp_path / "plans").exists() and not (tmp_path / "configs" / "training").exists()
