@@ -54,7 +54,7 @@ from planlint.core.model import Finding, FileResult
 from planlint.core.positions import Span
 from planlint.core.suppressions import Suppression
 
-FORMAT = 3
+FORMAT = 4  # 4: run configs the plan reports in (FileResult.attached)
 MAX_SEGMENTS = 16
 MAX_AGE = 30 * 24 * 3600  # seconds an entry is kept without being used
 MISS: Any = object()  # lookup() found nothing usable (None means "cached: not a plan, skipped")
