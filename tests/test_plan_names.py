@@ -135,3 +135,21 @@ def test_the_scan_answers_only_when_certain(text, expected):
     full = "apiVersion: planlint/v1\nkind: ExperimentPlan\n" + text
     scanned = plan_names._scan(full)
     assert (scanned[1] if scanned else None) == expected
+
+
+def test_only_the_repositorys_plans_directory_counts(tmp_path, planlint):
+    """Fixtures, examples and other YAML elsewhere in the repository reuse names on purpose."""
+    root = repo(tmp_path, {"tests/fixtures/a.yaml": REFERENCE, "tests/fixtures/b.yaml": REFERENCE, "examples/c.yaml": REFERENCE})
+    assert codes(planlint("--format", "json", "tests/fixtures/b.yaml", cwd=root)) == []
+    write(root / "plans" / "real.yaml", REFERENCE)
+    result = planlint("--format", "json", "tests/fixtures/b.yaml", cwd=root)
+    assert codes(result) == [("PL005", "tests/fixtures/b.yaml")]
+    assert "already used by plans/real.yaml" in result.json["findings"][0]["message"]
+
+
+def test_the_repository_is_the_named_files_not_the_working_directorys(tmp_path, planlint):
+    root = repo(tmp_path / "project", {"plans/existing.yaml": REFERENCE, "plans/new.yaml": REFERENCE})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = planlint("--format", "json", str(root / "plans" / "new.yaml"), cwd=elsewhere)
+    assert [f["code"] for f in result.json["findings"]] == ["PL005"]

@@ -50,7 +50,10 @@ def lint_paths(
     other_names = None
     if config.enabled("PL005") and any(explicit for _, _, explicit in discovered):
         wanted = {r.plan_name for r in results if r.plan_name is not None}
-        other_names = repository_plan_names([path for _, path, _ in discovered], wanted, config)
+        first_named = next(path for _, path, explicit in discovered if explicit)
+        other_names = repository_plan_names(  # the named file's repository, wherever the run starts
+            [path for _, path, _ in discovered], wanted, config, start=os.path.dirname(os.path.abspath(first_named))
+        )
     return finish(results, config, report, other_names=other_names)
 
 
