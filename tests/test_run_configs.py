@@ -266,3 +266,34 @@ def test_init_with_a_platform_overwrites_nothing(tmp_path, planlint):
     assert result.status == 2 and result.err == "planlint: error: configs/eval/x1.toml already exists: edit it, or choose another NAME\n"
     assert existing.read_text(encoding="utf-8") == "mine\n"
     assert not (tmp_path / "plans").exists() and not (tmp_path / "configs" / "training").exists()
+
+
+# --------------------------------------------------------------------------- diff mode: the change card
+
+
+def test_change_card_shows_the_run_config_beside_the_plan(tmp_path, planlint, monkeypatch):
+    """A pull request that edits only the training config of a running plan: PL708, and the card lists the change."""
+    from test_diff_mode import commit, git, new_repo
+
+    for name, value in (("GIT_CONFIG_GLOBAL", os.devnull), ("GIT_CONFIG_NOSYSTEM", "1"), ("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.invalid"),
+                        ("GIT_COMMITTER_NAME", "t"), ("GIT_COMMITTER_EMAIL", "t@example.invalid"), ("GIT_CEILING_DIRECTORIES", str(tmp_path))):
+        monkeypatch.setenv(name, value)
+    repo = new_repo(tmp_path / "repo")
+    lay_out(repo, RUN_FIXTURES / "training" / "valid-full.toml", status="running")
+    commit(repo, "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    config = repo / "configs" / "training" / "valid-full.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("lr = 1e-5", "lr = 3e-5").replace('LOG_LEVEL = "INFO"', 'LOG_LEVEL = "DEBUG"'), encoding="utf-8")
+    commit(repo, "tune the learning rate")
+    summary = tmp_path / "summary.md"
+    result = planlint("--diff-base", "main", "--format", "json", "--summary", summary, "--no-cache", cwd=repo)
+    assert [(f["path"], f["line"], f["code"]) for f in result.json["findings"]] == [("configs/training/valid-full.toml", 9, "PL708")], _report(result)
+    assert "training.lr changed from 1e-05 to 3e-05" in result.json["findings"][0]["message"]
+    [card] = result.json["changes"]
+    assert card["path"] == "plans/plan.yaml" and card["status"] == ["running", "running"]
+    assert card["fields"] == [
+        {"yaml_path": "configs/training/valid-full.toml: training.lr", "old": 1e-05, "new": 3e-05},
+        {"yaml_path": "configs/training/valid-full.toml: env.LOG_LEVEL", "old": "INFO", "new": "DEBUG"},
+    ]
+    markdown = summary.read_text(encoding="utf-8")
+    assert "| configs/training/valid-full.toml: training.lr | 1e-05 → 3e-05 |" in markdown

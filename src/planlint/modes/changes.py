@@ -28,6 +28,7 @@ from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.diff import same
 from planlint.rules.secrets import redact
+from planlint.services.run_config import parse as parse_toml
 
 # What a reviewer must see, in the order a plan is read. Mappings are shown leaf by leaf.
 WATCHED: tuple[tuple, ...] = (
@@ -50,6 +51,7 @@ WATCHED: tuple[tuple, ...] = (
     ("budget", "estimated_cost"),
     ("budget", "approved_by"),
     ("missing_inputs",),  # what the plan still needs (the planning guide's "missing inputs"), a list of strings
+    ("run",),  # which submit configs the run starts from; their contents follow (run_config_fields)
 )
 KINDS = {"added": "added", "modified": "changed", "deleted": "removed", "renamed": "renamed"}
 _MAX_TEXT = 1000  # characters of one value in a card
@@ -192,6 +194,51 @@ def card(kind: str, path: str, base: Any, head: Any) -> dict:
         "status": [_status(base), _status(head)],
         "fields": changed_fields(base or {}, head or {}),
     }
+
+
+def _run_config(read, path: Any) -> dict | None:
+    if not isinstance(path, str) or not path.strip():
+        return None
+    text = read(path)
+    return parse_toml(text, path, "training").data if text is not None else None
+
+
+def run_config_fields(base: Any, head: Any, read_base, read_head, limit: int = 200) -> list[dict]:
+    """The fields of the run configs the plan names (`run.training_config`, `run.eval_config`),
+    beside the plan's own: {"yaml_path": "configs/training/x.toml: training.lr", "old", "new"}.
+
+    `read_base(path)` / `read_head(path)`: the text of a repository file at
+    the base revision / in the working tree, or None. Each side reads the
+    config its own plan names, so a plan that points to another file shows
+    what the run would now start from. Values are redacted like the plan's.
+    """
+    fields: list[dict] = []
+    for key in ("training_config", "eval_config"):
+        old_path, new_path = _lookup(base, ("run", key)), _lookup(head, ("run", key))
+        old, new = _run_config(read_base, old_path), _run_config(read_head, new_path)
+        if old is None and new is None:
+            continue
+        shown = new_path if isinstance(new_path, str) else old_path
+        budget = [limit * 4]
+        old_leaves: dict = {}
+        new_leaves: dict = {}
+        if old is not None:
+            _leaves(old, (), old_leaves, budget)
+        if new is not None:
+            _leaves(new, (), new_leaves, budget)
+        routes = list(new_leaves) + [route for route in old_leaves if route not in new_leaves]
+        for route in routes:
+            before, after = old_leaves.get(route, _ABSENT), new_leaves.get(route, _ABSENT)
+            if before is not _ABSENT and after is not _ABSENT and same(before, after):
+                continue
+            if len(fields) >= limit:
+                return fields
+            fields.append({
+                "yaml_path": f"{shown}: {yaml_path(route)}",
+                "old": None if before is _ABSENT else value_of(before, True),
+                "new": None if after is _ABSENT else value_of(after, True),
+            })
+    return fields
 
 
 # --------------------------------------------------------------------------- committed spend

@@ -25,7 +25,7 @@ from typing import Any
 
 from planlint.core import suppressions as supp
 from planlint.core.config import Config, approvers_settings, parse_approvers
-from planlint.core.loader import decode, load_file, load_text
+from planlint.core.loader import decode, load_file, load_text, read_text
 from planlint.core.messages import sanitize, show
 from planlint.core.model import FileResult, Report, UsageError, is_plan
 from planlint.core.reviews import ReviewState
@@ -37,6 +37,7 @@ from planlint.modes.changes import CommittedSpend
 from planlint.rules import DIFF_RULES, PlanContext
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange, approval_needed
+from planlint.rules.run import resolve_config
 
 FETCH_HINT = (
     "this is a shallow clone (.git/shallow), so the history needed is missing: fetch the whole history "
@@ -340,6 +341,20 @@ def _base_reader(base_tree, config: Config):
     return read
 
 
+def _head_reader(root: str, config: Config):
+    """read(path) -> the text of a repository file in the working tree, or None (absent, too large,
+    not UTF-8, or a path or link that leaves the repository). For the change cards' run configs."""
+
+    def read(value: str) -> str | None:
+        path, _ = resolve_config(value, Path(root))
+        if path is None:
+            return None
+        text, problem = read_text(path, config.max_file_size)
+        return None if problem is not None else text
+
+    return read
+
+
 def _run_diff_rules(
     result: FileResult, base: dict | None, change: PlanChange, config: Config, reviews: ReviewState | None = None, extras: dict | None = None
 ) -> None:
@@ -383,6 +398,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extra
     linted: set[str] = set()
     cards: list[dict] = []
     spend = CommittedSpend()
+    read_base, read_head = _base_reader(base.tree, config), _head_reader(root, config)
     approvals = _Approvals(pull_request, config, lambda: _base_approvers(base.tree, config, root, cwd))
     for change in sorted(changes, key=lambda c: c.head_rel or c.base_rel):
         head = scope.match(change.head_rel) if change.head_rel else None
@@ -401,8 +417,9 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extra
             head_data = result.data if isinstance(result.data, dict) else None
             spend.add("head", head_data)
             cards.append(plan_changes.card(change.kind, display, base_data, head_data))
+            cards[-1]["fields"] += plan_changes.run_config_fields(base_data, head_data, read_base, read_head)
             reviews = approvals.for_plan(base_data, head_data)
-            run_extras = {"file": Path(os.path.join(cwd, display)), "base_text": _base_reader(base.tree, config)}
+            run_extras = {"file": Path(os.path.join(cwd, display)), "base_text": read_base}
             _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config, reviews, run_extras)
             results.append(result)
         elif base_data is not None:  # deleted, or renamed out of PATHs: only PL704 applies
