@@ -297,3 +297,57 @@ def test_change_card_shows_the_run_config_beside_the_plan(tmp_path, planlint, mo
     ]
     markdown = summary.read_text(encoding="utf-8")
     assert "| configs/training/valid-full.toml: training.lr | 1e-05 → 3e-05 |" in markdown
+
+
+# --------------------------------------------------------------------------- the position scanner
+
+
+def _leaves(value, route=()):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, route + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, route + (index,))
+    else:
+        yield route, value
+
+
+TRICKY_TOML = (
+    'a = [1, [2, "x]"], {b = "}", c = [\n 3, # c\n]}]\n"q.k" = 1979-05-27 07:32:00Z\nd.e . f = \'lit\'\n'
+    '[[arr]]\nx = """m\n"quoted" ""\n"""\n[[arr]]\ny = \'\'\'l\'\'\'\n[arr.sub]\nz = -1_000\n[ "t" . u ]\nv = +inf\n'
+)
+
+
+def test_every_value_the_scanner_places_reads_back_as_that_value():
+    """scan() on TOML that tomllib accepted: each leaf's span, parsed alone, is the value tomllib read.
+    Seeded mutations of the fixtures and the SDK-shaped templates, so odd layouts are covered too."""
+    import random
+
+    from planlint.services.run_config import parse, tomllib
+
+    texts = [p.read_text(encoding="utf-8") for p in CONFIGS] + [TRICKY_TOML]
+    alphabet = list("[]{}=\"'.,#\n \\abcXYZ_-019") + ['"""', "'''"]
+    rng = random.Random(19)
+    checked = 0
+    for attempt in range(1500):
+        text = rng.choice(texts)
+        if attempt % 2:
+            for _ in range(rng.randint(1, 3)):
+                at = rng.randrange(len(text) + 1)
+                text = text[:at] + rng.choice(alphabet) + text[at:]
+        document = parse(text, "x.toml", "training")
+        if document.data is None:
+            continue
+        lines = text.split("\n")
+        for route, value in _leaves(document.data):
+            span = document.positions.values.get(route)
+            assert span is not None, (route, text)
+            if span.line == span.end_line:
+                source = lines[span.line - 1][span.column - 1 : span.end_column - 1]
+            else:
+                middle = lines[span.line : span.end_line - 1]
+                source = "\n".join([lines[span.line - 1][span.column - 1 :], *middle, lines[span.end_line - 1][: span.end_column - 1]])
+            assert tomllib.loads("v = " + source)["v"] == value, (route, source, text)
+            checked += 1
+    assert checked > 5000
