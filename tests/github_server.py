@@ -8,6 +8,13 @@ Answers have the shapes of the real API (review objects with `user`, `state`,
 `server.add_review(12, "alice", "APPROVED")`; a pull request that was not
 added answers 404, as for a token that cannot see it.
 
+The token has an identity, like GitHub's: `FakeGitHub(token)` is the workflow's
+GITHUB_TOKEN (GET /user answers 403 "Resource not accessible by integration",
+comments it writes are by `github-actions[bot]`); `login="someone[bot]"` another
+app's installation token; `user_token=True` a personal access token whose
+GET /user names `login`. As on GitHub, updating a comment written by someone
+else is refused (403).
+
 Real HTTP on a real socket, run in a thread by the test. Faults are queued:
 `server.fail("GET", 500)`, `server.fail("GET", 429, headers={"Retry-After": "1"})`,
 `server.delay("POST", 1.0)` (act, then answer late), `server.redirect("GET", url)`.
@@ -25,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 _LIST = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/(\d+)/comments$")
+_USER = "/user"
 _ONE = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/comments/(\d+)$")
 _REVIEWS = re.compile(r"^/(?:repos/([^/]+)/([^/]+)|repositories/(\d+))/pulls/(\d+)/reviews$")
 REPOSITORY_ID = 1296269
@@ -50,8 +58,14 @@ class Fault:
 
 
 class FakeGitHub:
-    def __init__(self, token: str, host: str = "127.0.0.1", page_size: int = 2) -> None:
+    def __init__(
+        self, token: str, host: str = "127.0.0.1", page_size: int = 2,
+        login: str = "github-actions[bot]", user_token: bool = False,
+    ) -> None:
         self.token = token
+        self.login = login
+        self.user_token = user_token
+        self.user_answer: tuple[int, dict] | None = None  # override GET /user's answer
         self.page_size = page_size
         self.comments: list[dict] = []
         self.pulls: dict[int, dict] = {}  # number -> {"author", "reviews": [...]}
@@ -174,6 +188,14 @@ class FakeGitHub:
 
     def _route(self, method: str, raw_path: str, body: str):
         parts = urlsplit(raw_path)
+        if parts.path == _USER and method == "GET":
+            if self.user_answer is not None:
+                return self.user_answer[0], self.user_answer[1], {}
+            if not self.user_token:
+                return 403, {"message": "Resource not accessible by integration",
+                             "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+                             "status": "403"}, {}
+            return 200, {"login": self.login, "id": 4242, "type": "User"}, {}
         listing = _LIST.match(parts.path)
         if listing and method == "GET":
             page = int(parse_qs(parts.query).get("page", ["1"])[0])
@@ -186,7 +208,7 @@ class FakeGitHub:
                 headers["Link"] = f'<{self.url}{parts.path}?per_page=100&page={page + 1}>; rel="next"'
             return 200, items, headers
         if listing and method == "POST":
-            return 201, self.add_comment(json.loads(body)["body"], login="github-actions[bot]"), {}
+            return 201, self.add_comment(json.loads(body)["body"], login=self.login), {}
         reviews = _REVIEWS.match(parts.path)
         if reviews and method == "GET":
             return self._reviews(reviews, parts)
@@ -195,6 +217,8 @@ class FakeGitHub:
             with self._lock:
                 for comment in self.comments:
                     if comment["id"] == int(one.group(3)):
+                        if comment["user"]["login"].casefold() != self.login.casefold():
+                            return 403, {"message": "Resource not accessible by integration"}, {}
                         comment["body"] = json.loads(body)["body"]
                         return 200, comment, {}
             return 404, {"message": "Not Found"}, {}

@@ -129,7 +129,8 @@ def test_inputs_reach_scripts_only_through_env_and_uses_are_pinned():
     assert [u[0] for u in uses] == ["actions/setup-python"]
     assert all(re.fullmatch(r"[0-9a-f]{40}", sha) for _, sha, _ in uses)
     assert set(action["inputs"]) == {
-        "paths", "config", "diff-base", "fail-on", "sarif-file", "summary", "comment", "report", "github-token", "python-version",
+        "paths", "config", "diff-base", "fail-on", "sarif-file", "summary", "comment", "report", "github-token",
+        "comment-author", "python-version",
     }
     assert set(action["outputs"]) == {"errors", "warnings", "sarif-file", "report"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
@@ -273,6 +274,27 @@ def test_pull_request_diff_mode_annotations_and_sticky_comment(runner, tmp_path)
         assert "PL102" not in github.comments[0]["body"]
         for text in (first.stdout, first.stderr, second.stdout, second.stderr):
             assert TOKEN not in text
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_attack_the_pr_author_posts_the_sticky_marker_first(runner, tmp_path):
+    """Issue 10 item 7, as the runner runs the action: the author comments planlint's marker with "all
+    clear" before the workflow runs. planlint writes its own comment (as github-actions[bot], the
+    workflow token's identity) and never edits or adopts the author's."""
+    repo, _, head = workspace(tmp_path, {"a.yaml": LOOSENED})
+    event = {"ref": "refs/heads/x", "pull_request": {"number": 7}}
+    forged = STICKY_MARKER + "\n## planlint\n\n✅ No findings in 1 plan."
+    with FakeGitHub(TOKEN) as github:
+        theirs = github.add_comment(forged, login="mallory")
+        result = run(runner, repo, event, event_name="pull_request", env={"GITHUB_API_URL": github.url}, comment="true")
+        step = result.step("Comment on the pull request")
+        assert step.status == 0 and "::warning" not in step.stdout, step
+        assert theirs["body"] == forged and "PATCH" not in [r.method for r in github.requests]
+        ours = [c for c in github.comments if c is not theirs]
+        assert len(ours) == 1 and ours[0]["user"]["login"] == "github-actions[bot]" and "PL102" in ours[0]["body"]
+        assert "written by @mallory" in step.stderr
+    assert result.status == 1 and TOKEN not in result.stdout + result.stderr
 
 
 @pytest.mark.integration

@@ -96,7 +96,7 @@ def test_a_clean_run_updates_but_never_opens_a_comment(planlint, tmp_path, env, 
     clean = report_file(tmp_path, errors=0)
     result = planlint("comment", "--report", clean)
     assert result.status == 0 and github.comments == [] and "nothing to post" in result.err
-    github.add_comment(STICKY_MARKER + "\nold: 3 errors")
+    github.add_comment(STICKY_MARKER + "\nold: 3 errors", login="github-actions[bot]")
     planlint("comment", "--report", clean)
     assert "No findings in 1 plan." in sticky(github)[0]["body"]
 
@@ -130,6 +130,86 @@ def test_no_pull_request_no_token_bad_report(planlint, tmp_path, env, monkeypatc
 def test_dry_run_prints_the_body(planlint, tmp_path):
     result = planlint("comment", "--report", report_file(tmp_path), "--dry-run")
     assert result.status == 0 and result.out.startswith(STICKY_MARKER + "\n## planlint\n")
+
+
+# --------------------------------------------------------------------------- whose comment is sticky
+
+FORGED = STICKY_MARKER + "\n## planlint\n\n✅ No findings in 1 plan."  # what a PR author would post
+
+
+def patched_ids(server: FakeGitHub) -> list[int]:
+    return [int(r.path.rsplit("/", 1)[1]) for r in server.requests if r.method == "PATCH"]
+
+
+def test_attack_a_marker_posted_first_by_the_pr_author_is_not_adopted(planlint, tmp_path, env, github):
+    """The PR author comments planlint's marker before planlint runs. With the workflow's GITHUB_TOKEN
+    (GET /user: 403 "Resource not accessible by integration"), planlint's comments are by
+    github-actions[bot]: it writes its own comment, and never edits or trusts the author's."""
+    forged = github.add_comment(FORGED, login="mallory")
+    first = planlint("comment", "--report", report_file(tmp_path))
+    assert first.status == 0, first
+    assert "warning" not in first.err  # no refused edit: the author's comment was never tried
+    assert github.calls() == ["GET /repos/acme/plans/issues/7/comments", "GET /user", "POST /repos/acme/plans/issues/7/comments"]
+    assert forged["body"] == FORGED and patched_ids(github) == []
+    ours = [c for c in sticky(github) if c["id"] != forged["id"]]
+    assert len(ours) == 1 and ours[0]["user"]["login"] == "github-actions[bot]" and "PL102" in ours[0]["body"]
+    assert "ignored 1 comment(s) starting with planlint's marker written by @mallory" in first.err
+    assert "created the comment on #7" in first.err
+
+    # Later pushes update planlint's own comment, whatever the author's says or however many they post.
+    github.add_comment(FORGED, login="mallory")
+    second = planlint("comment", "--report", report_file(tmp_path, errors=2))
+    assert second.status == 0 and patched_ids(github) == [ours[0]["id"]]
+    assert "**2 errors**" in ours[0]["body"] and forged["body"] == FORGED
+    assert len(sticky(github)) == 3 and "POST" not in " ".join(github.calls()[3:])
+
+
+def test_attack_a_clean_run_does_not_adopt_the_authors_marker(planlint, tmp_path, env, github):
+    forged = github.add_comment(STICKY_MARKER + "\n❌ 9 errors (written by the PR author)", login="mallory")
+    result = planlint("comment", "--report", report_file(tmp_path, errors=0))
+    assert result.status == 0 and "nothing to post" in result.err
+    assert patched_ids(github) == [] and forged["body"].endswith("(written by the PR author)") and len(github.comments) == 1
+
+
+def test_attack_with_a_user_token_only_its_user_is_adopted(planlint, tmp_path, env, monkeypatch):
+    """A personal access token: GET /user names the identity. A marked comment by github-actions[bot]
+    (say, from an earlier setup) or by the PR author is someone else's."""
+    with FakeGitHub(TOKEN, login="planlint-bot", user_token=True) as server:
+        monkeypatch.setenv("GITHUB_API_URL", server.url)
+        author = server.add_comment(FORGED, login="mallory")
+        actions = server.add_comment(FORGED, login="github-actions[bot]")
+        own = server.add_comment(STICKY_MARKER + "\nold", login="PlanLint-Bot")  # logins ignore case
+        result = planlint("comment", "--report", report_file(tmp_path))
+        assert result.status == 0 and "updated the comment on #7" in result.err, result
+        assert patched_ids(server) == [own["id"]] and "PL102" in own["body"]
+        assert author["body"] == actions["body"] == FORGED
+        assert "GET /user" in server.calls()
+
+
+def test_attack_a_github_app_token_adopts_only_the_named_app(planlint, tmp_path, env, monkeypatch):
+    """Another app's installation token: the workflow names the app's bot (PLANLINT_COMMENT_AUTHOR, the
+    action's comment-author input); a marked comment by github-actions[bot] or anyone else is left alone."""
+    with FakeGitHub(TOKEN, login="acme-planlint[bot]") as server:
+        monkeypatch.setenv("GITHUB_API_URL", server.url)
+        monkeypatch.setenv("PLANLINT_COMMENT_AUTHOR", "acme-planlint[bot]")
+        others = [server.add_comment(FORGED, login="github-actions[bot]"), server.add_comment(FORGED, login="mallory")]
+        first = planlint("comment", "--report", report_file(tmp_path))
+        assert first.status == 0 and "created the comment on #7" in first.err and patched_ids(server) == []
+        planlint("comment", "--report", report_file(tmp_path, errors=2))
+        ours = server.comments[-1]
+        assert ours["user"]["login"] == "acme-planlint[bot]" and patched_ids(server) == [ours["id"]]
+        assert all(c["body"] == FORGED for c in others)
+        bad = planlint("comment", "--report", report_file(tmp_path), "--author", "x[bot]; rm -rf /")
+        assert bad.status == 0 and "must be a GitHub login" in bad.err and len(patched_ids(server)) == 1
+
+
+def test_an_identity_that_cannot_be_read_adopts_nothing(planlint, tmp_path, env, github):
+    """GET /user failing otherwise (here a 404) is a warning: no comment is guessed to be planlint's."""
+    github.add_comment(FORGED, login="github-actions[bot]")
+    github.user_answer = (404, {"message": "Not Found"})
+    result = planlint("comment", "--report", report_file(tmp_path))
+    assert result.status == 0 and "GET /user answered 404" in result.err and "was not posted" in result.err
+    assert patched_ids(github) == [] and "POST" not in " ".join(github.calls())
 
 
 # --------------------------------------------------------------------------- retries and timeouts
@@ -201,6 +281,7 @@ def test_a_slow_create_is_not_repeated_blindly(github):
         "GET /repos/acme/plans/issues/7/comments",
         "POST /repos/acme/plans/issues/7/comments",
         "GET /repos/acme/plans/issues/7/comments",
+        "GET /user",  # a marked comment: is it this token's?
         f"PATCH /repos/acme/plans/issues/comments/{sticky(github)[0]['id']}",
     ]
     assert len(sticky(github)) == 1
@@ -249,11 +330,11 @@ def test_redirect_to_another_host_is_not_followed(github):
 
 
 def test_redirect_on_the_same_host_is_followed_with_the_token(github):
-    github.add_comment(STICKY_MARKER + "\nold")
+    github.add_comment(STICKY_MARKER + "\nold", login="github-actions[bot]")
     github.redirect("PATCH", f"{github.url}/repos/acme/plans/issues/comments/{github.comments[0]['id']}", status=307)
     action, _ = upsert_sticky_comment(client(github), "acme/plans", 7, STICKY_MARKER + "\nnew", STICKY_MARKER)
     assert action == "updated" and github.comments[0]["body"].endswith("new")
-    assert [r.method for r in github.requests] == ["GET", "PATCH", "PATCH"]
+    assert [r.method for r in github.requests] == ["GET", "GET", "PATCH", "PATCH"]  # comments, /user, PATCH, PATCH
     assert github.requests[-1].headers["Authorization"] == f"Bearer {TOKEN}"
 
 

@@ -1,10 +1,16 @@
 """A minimal GitHub REST client: the sticky pull-request comment and the reviews PL707 reads.
 
-Four calls (list a pull request's comments, create one, update one; list a
-pull request's reviews) on top of `planlint.services.http` (timeouts, retries,
-same-origin redirects, scrubbed errors); lists follow `Link: rel="next"`.
-The token travels only in the Authorization header, to the API's
-own origin: pagination links pointing elsewhere are refused.
+Five calls (who the token is, list a pull request's comments, create one,
+update one; list a pull request's reviews) on top of `planlint.services.http`
+(timeouts, retries, same-origin redirects, scrubbed errors); lists follow
+`Link: rel="next"`. The token travels only in the Authorization header, to
+the API's own origin: pagination links pointing elsewhere are refused.
+
+The sticky comment is found by its marker AND its author: only a comment
+written by the token's own identity is adopted. Anyone can post a comment
+starting with the marker (the pull request's author first of all); adopting
+it would have planlint's edits refused and leave the author's text standing
+as "planlint's" verdict.
 """
 
 from __future__ import annotations
@@ -32,6 +38,12 @@ from planlint.rules.secrets import redact
 DEFAULT_API_URL = "https://api.github.com"
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _MAX_PAGES = 50  # 5000 comments or reviews
+# The login GitHub shows on comments written with the workflow's GITHUB_TOKEN.
+ACTIONS_BOT = "github-actions[bot]"
+# A GitHub login, or a GitHub App's bot login (`slug[bot]`): no other user can take a `[bot]` name.
+_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(?:\[bot\])?$")
+# GET /user answers this to an installation token (GITHUB_TOKEN, a GitHub App's token).
+_INTEGRATION = "resource not accessible by integration"
 
 
 class GitHubError(HTTPError):
@@ -63,6 +75,7 @@ class GitHub:
             label="GitHub API", log=log, sleep=sleep,
         )
         self.session = self.client.session
+        self._login: str | None = None
 
     def __repr__(self) -> str:  # never show the token
         return f"GitHub({self.api_url!r})"
@@ -75,19 +88,54 @@ class GitHub:
         except HTTPError as exc:
             raise GitHubError(str(exc), status=exc.status, ambiguous=exc.ambiguous) from None
         if answer.status >= 400:
-            raise GitHubError(
-                scrub(f"GitHub API: {describe(method, url)} answered {answer.status} {answer.reason}".rstrip()
-                      + _api_message(answer, [self.token.value]), [self.token.value]),
-                status=answer.status,
-                ambiguous=answer.status >= 500 and method.upper() == "POST",
-            )
+            raise self._failure(method, url, answer)
         return answer
+
+    def _failure(self, method: str, url: str, answer: Answer) -> GitHubError:
+        return GitHubError(
+            scrub(f"GitHub API: {describe(method, url)} answered {answer.status} {answer.reason}".rstrip()
+                  + _api_message(answer, [self.token.value]), [self.token.value]),
+            status=answer.status,
+            ambiguous=answer.status >= 500 and method.upper() == "POST",
+        )
 
     def _json(self, answer: Answer) -> Any:
         try:
             return answer.json()
         except ValueError:
             raise GitHubError(f"GitHub API: {describe(answer.method, answer.url)} answered with something that is not JSON") from None
+
+    def token_login(self, app_login: str = "") -> str:
+        """The login that comments written with this token carry.
+
+        A user token (a personal access token, a bot user's token): `GET /user`.
+        An installation token (the workflow's GITHUB_TOKEN, a GitHub App's
+        token) cannot read `/user` (403 "Resource not accessible by
+        integration"), and nothing an installation token may read names its
+        app, so its login is `app_login` as the workflow set it (the action's
+        `comment-author` input), else `github-actions[bot]`. Never guessed from
+        the comments themselves: they are written by anyone.
+        """
+        if self._login is not None:
+            return self._login
+        if app_login and not _LOGIN.match(app_login):
+            raise GitHubError("the comment author must be a GitHub login such as my-app[bot]")
+        url = f"{self.api_url}/user"
+        try:
+            answer = self.client.request("GET", url)
+        except HTTPError as exc:
+            raise GitHubError(str(exc), status=exc.status, ambiguous=exc.ambiguous) from None
+        if answer.status == 403 and _INTEGRATION in answer.body[:4096].decode("utf-8", "replace").lower():
+            self._login = app_login or ACTIONS_BOT
+            return self._login
+        if answer.status >= 400:
+            raise self._failure("GET", url, answer)
+        data = self._json(answer)
+        login = data.get("login") if isinstance(data, dict) else None
+        if not isinstance(login, str) or not _LOGIN.match(login):
+            raise GitHubError(f"GitHub API: {describe('GET', url)} did not name the token's user")
+        self._login = login
+        return login
 
     def _pages(self, url: str, what: str) -> Iterator[dict]:
         """Every item of a list endpoint, following `Link: rel="next"` (same origin only)."""
@@ -138,19 +186,39 @@ def _api_message(answer: Answer, secrets: list[str]) -> str:
     return ": " + sanitize(redact(scrub(message[:200], secrets)))
 
 
-def find_sticky(comments: Iterator[dict], marker: str) -> dict | None:
-    """The first comment whose body starts with the marker."""
+def comment_login(comment: dict) -> str:
+    user = comment.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    return login if isinstance(login, str) else ""
+
+
+def find_sticky(comments: Iterator[dict], marker: str, author: Callable[[], str]) -> tuple[dict | None, list[str]]:
+    """The first comment whose body starts with the marker and whose author is `author()`.
+
+    `author` is called only once a marked comment is seen (most pull requests
+    have none, and then the token's identity is never asked for). Also returns
+    the logins of marked comments written by anyone else, in order.
+    """
+    others: list[str] = []
     for comment in comments:
         body = comment.get("body")
-        if isinstance(body, str) and body.lstrip().startswith(marker) and isinstance(comment.get("id"), int):
-            return comment
-    return None
+        if not (isinstance(body, str) and body.lstrip().startswith(marker) and isinstance(comment.get("id"), int)):
+            continue
+        login = comment_login(comment)
+        if login and login.casefold() == author().casefold():  # GitHub logins ignore case
+            return comment, others
+        others.append(login)
+    return None, others
 
 
 def upsert_sticky_comment(
-    client: GitHub, repo: str, number: int, body: str, marker: str, *, create: bool = True
+    client: GitHub, repo: str, number: int, body: str, marker: str, *, create: bool = True, app_login: str = ""
 ) -> tuple[str, dict | None]:
     """Update the pull request's marked comment, or create it. Returns (what happened, comment).
+
+    Only a marked comment written by the token's identity is ours (see
+    `GitHub.token_login`; `app_login` names a GitHub App's bot). Marked
+    comments by anyone else are left alone, and said so in the log.
 
     A create that may have reached GitHub without an answer (a timeout, a 5xx)
     is not repeated blindly: the comments are listed again first, so a slow
@@ -159,7 +227,13 @@ def upsert_sticky_comment(
     """
     retried = False
     while True:
-        existing = find_sticky(client.issue_comments(repo, number), marker)
+        existing, others = find_sticky(client.issue_comments(repo, number), marker, lambda: client.token_login(app_login))
+        if others and not retried:
+            who = ", ".join(sorted({"@" + sanitize(login[:40]) if login else "an unknown author" for login in others}))
+            client.log(
+                f"planlint: ignored {len(others)} comment(s) starting with planlint's marker written by {who}, "
+                f"not by this token's identity ({sanitize(client.token_login(app_login))})"
+            )
         if existing is not None:
             return "updated", client.update_issue_comment(repo, existing["id"], body)
         if not create:

@@ -7,7 +7,11 @@ comment never claims errors that are gone). A clean run with no comment yet
 creates none.
 
 Reads GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_EVENT_PATH (the pull
-request number); the token from PLANLINT_GITHUB_TOKEN or GITHUB_TOKEN. A
+request number); the token from PLANLINT_GITHUB_TOKEN or GITHUB_TOKEN. Only
+a marked comment written by the token's own identity is updated (GET /user
+for a user token; for an installation token `--author` /
+PLANLINT_COMMENT_AUTHOR, default `github-actions[bot]`): a comment that
+someone else started with the marker is never adopted. A
 comment that cannot be posted is a warning (exit 0): it never changes the
 lint result, which comes from the lint run itself. A report that cannot be
 read is exit 2.
@@ -75,11 +79,17 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="planlint comment",
         description="Create or update the pull request's planlint comment from a JSON report.",
-        epilog="Environment: GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_EVENT_PATH; token in PLANLINT_GITHUB_TOKEN or GITHUB_TOKEN.",
+        epilog="Environment: GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_EVENT_PATH; token in PLANLINT_GITHUB_TOKEN or GITHUB_TOKEN; "
+               "PLANLINT_COMMENT_AUTHOR for --author.",
     )
     parser.add_argument("--report", required=True, metavar="FILE", help="the report written by planlint --output json=FILE")
     parser.add_argument("--pull-request", type=int, metavar="N", help="the pull request number (default: from the event payload)")
     parser.add_argument("--repository", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
+    parser.add_argument(
+        "--author", metavar="LOGIN",
+        help="the login comments written with an installation token carry, e.g. my-app[bot] for a GitHub App's token "
+             "(default: $PLANLINT_COMMENT_AUTHOR, else github-actions[bot]; a user token's login is read from GET /user)",
+    )
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per-request read timeout (default 30; connect: 10)")
     parser.add_argument("--max-wait", type=float, default=60.0, metavar="SECONDS", help="total time to spend waiting between retries (default 60)")
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting it")
@@ -128,7 +138,10 @@ def main(argv: list[str]) -> int:
             token, os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
             timeout=(10.0, args.timeout), policy=RetryPolicy(max_wait=args.max_wait),
         )
-        action, comment = upsert_sticky_comment(client, repo, number, body, STICKY_MARKER, create=bool(report.findings or report.changes))
+        action, comment = upsert_sticky_comment(
+            client, repo, number, body, STICKY_MARKER, create=bool(report.findings or report.changes),
+            app_login=args.author or os.environ.get("PLANLINT_COMMENT_AUTHOR", ""),
+        )
     except HTTPError as exc:
         _warn(f"the pull request comment was not posted: {exc}")
         return 0
