@@ -130,7 +130,7 @@ def test_inputs_reach_scripts_only_through_env_and_uses_are_pinned():
     assert all(re.fullmatch(r"[0-9a-f]{40}", sha) for _, sha, _ in uses)
     assert set(action["inputs"]) == {
         "paths", "config", "diff-base", "fail-on", "sarif-file", "summary", "comment", "report", "github-token",
-        "comment-author", "python-version",
+        "comment-author", "registry-url", "registry-token", "python-version",
     }
     assert set(action["outputs"]) == {"errors", "warnings", "sarif-file", "report"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
@@ -295,6 +295,41 @@ def test_attack_the_pr_author_posts_the_sticky_marker_first(runner, tmp_path):
         assert len(ours) == 1 and ours[0]["user"]["login"] == "github-actions[bot]" and "PL102" in ours[0]["body"]
         assert "written by @mallory" in step.stderr
     assert result.status == 1 and TOKEN not in result.stdout + result.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_attack_the_checkouts_config_cannot_route_the_registry_token(runner, tmp_path):
+    """Issue 10 item 8, as the runner runs the action: the pull request's .planlint.yaml names its own
+    server and AWS_SECRET_ACCESS_KEY (present in the job's environment) as the token's variable. The
+    workflow names the real registry and token through the action's inputs."""
+    from registry_server import RegistryServer, Reply
+
+    secret = "aws-" + "Wk7" * 12
+    repo, _, _ = workspace(tmp_path, {"a.yaml": REFERENCE.replace('release: "2026.11.03"', 'release: "2026.11.30"')})
+    trusted, attacker = RegistryServer().start(), RegistryServer().start()
+    attacker.default = Reply(200)  # "everything is published"
+    trusted.published |= {("graders", "tau-retail-db-state", "1.4.2"), ("graders", "polite-tone-judge", "3.0.1")}
+    try:
+        config = {"registry": {"url": attacker.url, "token_env": "AWS_SECRET_ACCESS_KEY", "online": True, "timeout": 2}}
+        write(repo / ".planlint.yaml", json.dumps(config))
+        inputs = {"registry_url": trusted.url, "registry_token": TOKEN}
+        refused = run(runner, repo, {"ref": "refs/heads/x"}, env={"AWS_SECRET_ACCESS_KEY": secret}, **inputs)
+        assert refused.status == 2 and "the config does not choose the token's variable" in refused.step("Lint plans").stderr
+        assert attacker.requests == [] and trusted.requests == []
+
+        del config["registry"]["token_env"]
+        write(repo / ".planlint.yaml", json.dumps(config))
+        result = run(runner, repo, {"ref": "refs/heads/x"}, env={"AWS_SECRET_ACCESS_KEY": secret}, **inputs)
+        assert result.status == 1 and result.outputs["errors"] == "1", result
+        assert "PL105" in result.step("Lint plans").stdout  # the real registry answered: not published
+        assert attacker.requests == []
+        assert trusted.requests and {r.authorization for r in trusted.requests} == {f"Bearer {TOKEN}"}
+        for text in (refused.stdout, refused.stderr, result.stdout, result.stderr, result.summary):
+            assert secret not in text and TOKEN not in text
+    finally:
+        trusted.stop()
+        attacker.stop()
 
 
 @pytest.mark.integration

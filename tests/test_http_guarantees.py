@@ -67,6 +67,8 @@ def logs(caplog):
 
 def registry_project(tmp_path, monkeypatch, url: str, **settings):
     monkeypatch.setenv("PLANLINT_REGISTRY_TOKEN", TOKEN)
+    monkeypatch.setenv("PLANLINT_REGISTRY_URL", url)  # the workflow names the registry the token may go to
+    monkeypatch.delenv("PLANLINT_REGISTRY_TOKEN_ENV", raising=False)
     config = {"registry": {"url": url, "token_env": "PLANLINT_REGISTRY_TOKEN", "timeout": 2, "backoff": 0.01, **settings}}
     write(tmp_path / ".planlint.yaml", json.dumps(config) + "\n")
     write(tmp_path / "plans" / "a.yaml", REFERENCE)
@@ -298,7 +300,7 @@ def test_registry_objects_never_show_the_token(registry, monkeypatch):
 
     registry.default = Reply(401)
     settings = parse_settings({"url": registry.url, "token_env": "T", "retries": 0})
-    reg = Registry(settings, environ={"T": TOKEN})
+    reg = Registry(settings, environ={"T": TOKEN, "PLANLINT_REGISTRY_TOKEN_ENV": "T", "PLANLINT_REGISTRY_URL": registry.url})
     assert reg.published(("datasets", "retail-refunds", "2026.11.03")) is None
     assert "refused the token in $T" in reg.failure
     assert_no_token(repr(reg), repr(reg._client), repr(reg._client.session.__dict__), reg.failure, repr(vars(reg._client)), repr(vars(reg)))

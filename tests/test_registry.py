@@ -10,6 +10,7 @@ the token never shows up in any output or file.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 
@@ -39,6 +40,9 @@ def registry():
 @pytest.fixture(autouse=True)
 def token(monkeypatch):
     monkeypatch.setenv("PLANLINT_REGISTRY_TOKEN", TOKEN)
+    # `project()` sets it: the workflow names the registry the token may go to. Registered here so that it is undone.
+    monkeypatch.setenv("PLANLINT_REGISTRY_URL", "")
+    monkeypatch.delenv("PLANLINT_REGISTRY_TOKEN_ENV", raising=False)
     return TOKEN
 
 
@@ -46,7 +50,11 @@ def _plan(name: str, release: str = "2026.11.03") -> str:
     return REFERENCE.replace("name: retail-refund-window", f"name: {name}").replace('release: "2026.11.03"', f'release: "{release}"')
 
 
-def project(tmp_path, url: str, *, catalog: str | None = None, **settings) -> object:
+def project(tmp_path, url: str, *, catalog: str | None = None, trusted: bool = True, **settings) -> object:
+    """A project whose config names the registry at `url`; `trusted`: the environment names it too
+    ($PLANLINT_REGISTRY_URL, set by the workflow), so the token may go there."""
+    if trusted:
+        os.environ["PLANLINT_REGISTRY_URL"] = url  # the `token` fixture restores it
     registry = {"url": url, "token_env": "PLANLINT_REGISTRY_TOKEN", "timeout": 2, "backoff": 0.01, **settings}
     config = {"registry": registry}
     if catalog is not None:
@@ -380,7 +388,6 @@ def test_fix_falls_back_to_the_catalog_without_the_listing(registry, tmp_path, p
         ({"url": "https://example.org", "timeout": 0}, "timeout: expected a positive number"),
         ({"url": "https://example.org", "token_env": "NOT A NAME"}, "token_env: expected the name of an environment variable"),
         ({"url": "https://example.org", "tiemout": 3}, "unknown key 'tiemout'"),
-        ({"token_env": "X"}, "url: expected the registry's base URL"),
     ],
 )
 def test_bad_registry_settings_are_config_errors(registry_setting, message, tmp_path, planlint):
@@ -388,6 +395,14 @@ def test_bad_registry_settings_are_config_errors(registry_setting, message, tmp_
     write(tmp_path / "plans" / "a.yaml", _plan("a"))
     result = planlint("plans/", cwd=tmp_path)
     assert result.status == 2 and message in result.err, result
+
+
+def test_a_registry_without_a_url_anywhere_is_a_usage_error(tmp_path, planlint):
+    write(tmp_path / ".planlint.yaml", json.dumps({"registry": {"timeout": 3}}))
+    write(tmp_path / "plans" / "a.yaml", _plan("a"))
+    assert planlint("plans/", cwd=tmp_path).status == 0  # offline: the registry is not used
+    result = planlint("--online", "plans/", cwd=tmp_path)
+    assert result.status == 2 and "no registry URL: set url in the config's registry section or $PLANLINT_REGISTRY_URL" in result.err
 
 
 def test_online_without_a_registry_is_a_usage_error(tmp_path, planlint):
@@ -427,3 +442,104 @@ def test_an_unwritable_cache_is_one_warning_and_the_run_goes_on(registry, tmp_pa
     assert result.status == 0
     assert result.err.count("planlint: warning:") == 1
     assert "cannot write the cache in not-a-dir" in result.err and "answers were not saved" in result.err
+
+
+# --------------------------------------------------------------------------- the config does not choose the token
+#
+# Issue 10 item 8. `.planlint.yaml` and `pyproject.toml` come with the pull request: once they named both the
+# variable sent as the bearer token and the server it went to, and AWS_SECRET_ACCESS_KEY went to a server the
+# config named. Every attack runs the real CLI in a child process against a real server on 127.0.0.1.
+
+SECRET = "aws-" + "S3cr3tK3y" * 4
+
+
+@pytest.fixture
+def attacker():
+    server = RegistryServer().start()
+    server.default = Reply(200)  # "everything is published"
+    yield server
+    server.stop()
+
+
+def _hostile(root, attacker_url: str, config_file: str = ".planlint.yaml", **extra) -> None:
+    registry = {"url": attacker_url, "token_env": "AWS_SECRET_ACCESS_KEY", "online": True, **extra}
+    if config_file == "pyproject.toml":
+        lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in registry.items())  # JSON scalars are TOML here
+        write(root / "pyproject.toml", f"[tool.planlint.registry]\n{lines}\n")
+    else:
+        write(root / config_file, json.dumps({"registry": registry}) + "\n")
+    write(root / "plans" / "a.yaml", _plan("a"))
+
+
+def _assert_secret_kept(attacker, *results) -> None:
+    assert all(SECRET not in (r.authorization or "") and TOKEN not in (r.authorization or "") for r in attacker.requests)
+    assert all(r.authorization is None for r in attacker.requests)
+    for result in results:
+        assert SECRET not in result.out + result.err and TOKEN not in result.out + result.err
+
+
+@pytest.mark.parametrize("config_file", [".planlint.yaml", "pyproject.toml"])
+def test_attack_a_config_cannot_send_a_secret_variable_to_its_server(attacker, tmp_path, config_file):
+    """The config names AWS_SECRET_ACCESS_KEY as token_env and its own server as url, with online: true."""
+    _hostile(tmp_path, attacker.url, config_file)
+    env = {"AWS_SECRET_ACCESS_KEY": SECRET}
+    result = run_process("plans/", cwd=tmp_path, env=env)
+    assert result.status == 2, result
+    assert "registry.token_env in the config names $AWS_SECRET_ACCESS_KEY, but the config does not choose" in result.err
+    assert attacker.requests == []
+    _assert_secret_kept(attacker, result)
+    # Also when the workflow does name a registry and a token: the config's variable is still refused.
+    result = run_process("plans/", cwd=tmp_path, env={**env, "PLANLINT_REGISTRY_URL": attacker.url + "/x"})
+    assert result.status == 2 and attacker.requests == []
+    _assert_secret_kept(attacker, result)
+
+
+def test_attack_a_config_url_never_receives_the_token(attacker, tmp_path):
+    """Without token_env the config still names the server: the token in the environment is not sent there."""
+    _hostile(tmp_path, attacker.url)
+    config = json.loads((tmp_path / ".planlint.yaml").read_text())
+    del config["registry"]["token_env"]
+    write(tmp_path / ".planlint.yaml", json.dumps(config))
+    result = run_process("plans/", cwd=tmp_path, env={"PLANLINT_REGISTRY_TOKEN": TOKEN})
+    assert result.status == 0, result
+    assert attacker.requests and all(r.authorization is None for r in attacker.requests)
+    assert f"the token in $PLANLINT_REGISTRY_TOKEN was not sent to the registry at {attacker.url}" in result.err
+    _assert_secret_kept(attacker, result)
+
+
+def test_attack_the_environments_registry_wins_over_the_configs(attacker, registry, tmp_path):
+    """The workflow names the registry ($PLANLINT_REGISTRY_URL): lookups and the token go there only,
+    and a config's server (which would answer "published" to everything) is never asked."""
+    _hostile(tmp_path, attacker.url)
+    config = json.loads((tmp_path / ".planlint.yaml").read_text())
+    config["registry"]["token_env"] = "PLANLINT_REGISTRY_TOKEN"  # the one variable a config may repeat
+    write(tmp_path / ".planlint.yaml", json.dumps(config))
+    write(tmp_path / "plans" / "a.yaml", _plan("a", "2026.11.30"))  # not published
+    result = run_process("plans/", "--format", "json", cwd=tmp_path, env={
+        "PLANLINT_REGISTRY_TOKEN": TOKEN, "PLANLINT_REGISTRY_URL": registry.url, "AWS_SECRET_ACCESS_KEY": SECRET})
+    assert result.status == 1, result
+    assert [f["code"] for f in result.json["findings"]] == ["PL105"]
+    assert attacker.requests == []
+    assert registry.requests and {r.authorization for r in registry.requests} == {f"Bearer {TOKEN}"}
+    _assert_secret_kept(attacker, result)
+
+
+def test_the_environment_can_name_another_token_variable(registry, tmp_path):
+    root = project(tmp_path, registry.url)
+    config = json.loads((root / ".planlint.yaml").read_text())
+    config["registry"]["token_env"] = "REGISTRY_PAT"  # accepted: the environment names the same variable
+    write(root / ".planlint.yaml", json.dumps(config))
+    write(root / "plans" / "a.yaml", _plan("a"))
+    result = run_process("--online", "plans/", cwd=root, env={"PLANLINT_REGISTRY_TOKEN_ENV": "REGISTRY_PAT", "REGISTRY_PAT": TOKEN,
+                                                              "PLANLINT_REGISTRY_TOKEN": ""})
+    assert result.status == 0, result
+    assert {r.authorization for r in registry.requests} == {f"Bearer {TOKEN}"}
+    bad = run_process("--online", "plans/", cwd=root, env={"PLANLINT_REGISTRY_TOKEN_ENV": "not a name"})
+    assert bad.status == 2 and "$PLANLINT_REGISTRY_TOKEN_ENV: expected the name of an environment variable" in bad.err
+
+
+def test_the_environment_alone_names_the_registry(registry, tmp_path):
+    write(tmp_path / "plans" / "a.yaml", _plan("a"))
+    result = run_process("--online", "plans/", cwd=tmp_path, env={"PLANLINT_REGISTRY_URL": registry.url, "PLANLINT_REGISTRY_TOKEN": TOKEN})
+    assert result.status == 0, result
+    assert len(registry.requests) == 3 and {r.authorization for r in registry.requests} == {f"Bearer {TOKEN}"}

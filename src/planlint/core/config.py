@@ -321,7 +321,7 @@ def _build(raw: dict, path: Path, codes: Iterable[str] | None) -> Config:
             raise _fail(path, "catalog", "must be a file inside the repository (a config comes with the code, so it names no file elsewhere on the machine)")
     if "registry" in raw:
         try:
-            parse_settings(raw["registry"])
+            parse_settings(raw["registry"], url_optional=True)  # $PLANLINT_REGISTRY_URL may name it
         except ValueError as exc:
             raise _fail(path, "registry", str(exc)) from None
         config.registry = dict(raw["registry"])

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from planlint.core.floating import floating_reason
-from planlint.core.registry_settings import parse_settings
+from planlint.core.registry_settings import URL_VARIABLE, parse_settings, resolve, trusted
 from planlint.core.yaml_values import scalar_text
 from planlint.services.catalog import Catalog, CatalogError, load_catalog
 from planlint.services.registry import Cache, Registry, RegistryError
@@ -91,6 +91,8 @@ class Publications:
             if registry.failure:
                 fallback = f"pins were checked against {self.catalog.display} only" if self.catalog else "pins were not checked for publication"
                 out.append(f"registry {registry.settings.host} is unavailable: {registry.failure}; {fallback} (registry.on_error: warn)")
+            if registry.token_withheld:
+                out.append(registry.token_withheld)
             if registry.cache is not None and registry.cache.broken:
                 out.append(registry.cache.broken)
         return out
@@ -150,12 +152,21 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
         except CatalogError as exc:
             raise PublicationsError(str(exc)) from None
     registry = None
-    if config.registry is not None:
+    environ = os.environ if environ is None else environ
+    raw = config.registry
+    if raw is None and online and (environ.get(URL_VARIABLE) or "").strip():
+        raw = {}  # the environment names the registry; the config need not
+    if raw is not None:
         try:
-            settings = parse_settings(config.registry)
+            settings = parse_settings(raw, url_optional=True)
+            trust = trusted(environ)
         except ValueError as exc:
             raise PublicationsError(f"registry: {exc}") from None
         if online or settings.online:
+            try:
+                settings = resolve(settings, trust)
+            except RegistryError as exc:
+                raise PublicationsError(f"registry: {exc}") from None
             import importlib.util
 
             if importlib.util.find_spec("requests") is None:
@@ -169,7 +180,7 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
             except RegistryError as exc:
                 raise PublicationsError(f"registry {settings.host}: {exc}") from None
     elif online:
-        raise PublicationsError("--online needs a registry: add `registry: {url: https://...}` to the config (spec section 4)")
+        raise PublicationsError(f"--online needs a registry: set ${URL_VARIABLE}, or add `registry: {{url: https://...}}` to the config (spec section 4)")
     if catalog is None and registry is None:
         return None
     return Publications(catalog, registry)

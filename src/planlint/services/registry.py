@@ -11,9 +11,17 @@ release (a registry that lacks it answers 404 and the catalog is used):
     GET {url}/v1/datasets/{name}/releases   -> {"releases": [...]}  oldest first
     GET {url}/v1/graders/{name}/versions    -> {"versions": [...]}  oldest first
 
-A bearer token is read from the environment variable `token_env` names; it is
-sent only to the registry's own origin and never printed. Lookups are
-de-duplicated, run concurrently, and their answers are cached on disk.
+Where the token comes from and where it may go are set by the environment
+(the workflow, the action's inputs), never by a file of the checkout: a pull
+request writes `.planlint.yaml` and `pyproject.toml`, and once chose both the
+variable sent as the bearer token (`AWS_SECRET_ACCESS_KEY`) and the server it
+went to. The token is `$PLANLINT_REGISTRY_TOKEN` (or the variable that
+`$PLANLINT_REGISTRY_TOKEN_ENV` names), sent only to `$PLANLINT_REGISTRY_URL`,
+which also replaces the config's `url`. Without `$PLANLINT_REGISTRY_URL` no
+token is sent at all. A config's `token_env` is accepted only when it names
+that same variable (core/registry_settings.py). The token is never printed.
+Lookups are de-duplicated, run concurrently, and their answers are cached on
+disk.
 """
 
 from __future__ import annotations
@@ -30,15 +38,21 @@ from urllib.parse import quote
 
 from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import machine_key, seal, unseal
-from planlint.core.registry_settings import RegistrySettings
+from planlint.core.registry_settings import (
+    TOKEN_VARIABLE,
+    URL_VARIABLE,
+    RegistryError,
+    RegistrySettings,
+    resolve,
+    trusted,
+)
 from planlint.services.http import Client, HTTPError, RetryPolicy, Secret
 
 NOT_FOUND_TTL = 3600.0  # "not published yet" changes when a release is cut
 _TOKEN = re.compile(r"^[\x21-\x7e]+$")  # visible ASCII: what a header value can carry
 
 
-class RegistryError(Exception):
-    """A registry that cannot be used at all (bad settings, unusable token)."""
+__all__ = ["Cache", "Registry", "RegistryError"]
 
 
 def segment(value: str) -> str | None:
@@ -125,19 +139,31 @@ class Registry:
     sleep: Callable[[float], None] = staticmethod(time.sleep)
 
     def __init__(self, settings: RegistrySettings, cache: Cache | None = None, environ=None) -> None:
+        environ = os.environ if environ is None else environ
+        try:
+            trust = trusted(environ)
+        except ValueError as exc:
+            raise RegistryError(str(exc)) from None
+        settings = resolve(settings, trust)
         self.settings = settings
         self.cache = cache
         self.failure: str | None = None
         self._answers: dict[str, object] = {}
         self._lock = threading.Lock()
         self._client = None
-        environ = os.environ if environ is None else environ
         self._token = None  # a planlint.services.http.Secret
         self._token_missing = False
+        # Set when a token is in the environment but no trusted URL is: it is not sent anywhere.
+        self.token_withheld: str | None = None
         if settings.token_env:
             token = (environ.get(settings.token_env) or "").strip()
             if not token:
                 self._token_missing = True
+            elif trust.url is None:
+                self.token_withheld = (
+                    f"the token in ${settings.token_env} was not sent to the registry at {settings.host}: a token goes "
+                    f"only to the URL the environment names in ${URL_VARIABLE}, never to one a config file names"
+                )
             elif not _TOKEN.match(token):
                 raise RegistryError(f"the token in ${settings.token_env} contains characters an HTTP header cannot carry (spaces, line breaks or non-ASCII)")
             elif token in settings.url:
@@ -242,10 +268,12 @@ class Registry:
                 self.cache.put(url, 200, list(values))
             return values
         if answer.status in (401, 403):
-            if self._token_missing:
+            if self.token_withheld:
+                self._fail(f"HTTP {answer.status}: no token was sent (${URL_VARIABLE} is not set)")
+            elif self._token_missing:
                 self._fail(f"HTTP {answer.status}: ${self.settings.token_env} is not set, so no token was sent")
             elif self._token is None:
-                self._fail(f"HTTP {answer.status}: the registry wants a token; set token_env in the registry config")
+                self._fail(f"HTTP {answer.status}: the registry wants a token; set ${TOKEN_VARIABLE} and ${URL_VARIABLE}")
             else:
                 self._fail(f"HTTP {answer.status}: the registry refused the token in ${self.settings.token_env}")
             return None
