@@ -479,7 +479,8 @@ def test_chunk_boundaries_and_overlong_lines(tmp_path, monkeypatch):
     issues, notes = check(train, eval_)
     assert [issue.code for issue in issues] == ["PL207"]
     assert "'c4' (train row 6, eval row 1)" in issues[0].message
-    assert notes == [DataNote("train", f"{train}: 1 row skipped as not valid JSON (row 3) (row N is line N of the file)")]
+    assert notes == [DataNote("train", f"{train}: 1 row longer than 300 bytes (the limit on one record) skipped unread (row 3) (row N is line N of the file)",
+                              over_budget=True)]  # a limit was reached: PL006 with --require-data
 
 
 # --------------------------------------------------------------------------
@@ -656,7 +657,8 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     train_note = next(note.message for note in expected[1] if note.split == "train")
     assert "rows without customer_id" in train_note
     if suffix.startswith("jsonl"):
-        assert "15 rows skipped as not valid JSON (rows 1, " in train_note  # 14 over-long lines, 1 broken
+        assert "1 row skipped as not valid JSON (row " in train_note
+        assert "14 rows longer than 600 bytes (the limit on one record) skipped unread (rows 1, " in train_note
         assert "1 row skipped as not a JSON object" in train_note
 
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")

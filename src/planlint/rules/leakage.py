@@ -150,8 +150,8 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
         problems.append(Problem(("splits", issue.split, "path"), issue.message, code=issue.code))
     for note in data_notes:
         where = f"splits.{note.split}.path" if note.split else "splits"
-        if note.over_budget and settings.get("require"):
-            problems.append(Problem(("splits", "train", "path"), f"{note.message}, and data checks are required (--require-data)", code="PL006"))
+        if note.over_budget and settings.get("require"):  # a limit cut the checks short: not a pass
+            problems.append(Problem(("splits", note.split or "train", "path"), f"{note.message}, and data checks are required (--require-data)", code="PL006"))
             continue
         notes.append(f"{ctx.path}: {where}: {note.message}")
     return problems

@@ -35,6 +35,7 @@ from planlint.services.split_data._base import (
     FileReport,
     MissingExtra,
     OverBudget,
+    OverLimit,
     Sample,
     UnsupportedFormat,
     detect_format,
@@ -74,7 +75,11 @@ class DataNote:
 
     split: str | None
     message: str
-    over_budget: bool = False  # the checks stopped at data.time_budget
+    # A limit cut the checks short: data.time_budget, or the size of one
+    # record (MAX_RECORD_BYTES). Never cached; PL006 with --require-data.
+    # A limit cut the checks short: data.time_budget, or the size of one
+    # record (MAX_RECORD_BYTES). Never cached; PL006 with --require-data.
+    over_budget: bool = False
 
 
 def check_split_data(
@@ -157,6 +162,9 @@ def check_split_data(
     except OverBudget:
         message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget): the split files hold more than can be checked in that time"
         return [], [DataNote(None, message + "; data-aware checks skipped", over_budget=True)]
+    except _Limited as limited:
+        message = f"{limited.path}: {limited.reason}: the data checks stopped there"
+        return [], [DataNote(limited.split, message + "; data-aware checks skipped", over_budget=True)]
     except MissingExtra:
         return [], [DataNote(None, "reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
     except _ReadError as error:
@@ -164,7 +172,8 @@ def check_split_data(
     finally:
         _base.DEADLINE = None
         _base.CLOCK = time.monotonic
-    if cache_file is not None:
+    if cache_file is not None and not any(note.over_budget for note in notes):
+        # a result a limit cut short is not kept: it is not the answer
         _cache_write(cache_file, issues, notes, seal_key, cache_file.stem)
     return issues, notes
 
@@ -177,6 +186,10 @@ class _ReadError(Exception):
     def __init__(self, split: str, path: Path, reason: str) -> None:
         super().__init__(reason)
         self.split, self.path, self.reason = split, path, reason
+
+
+class _Limited(_ReadError):
+    """A limit other than the time budget (one record's size) stopped reading a file."""
 
 
 def _os_error(error: BaseException) -> str:
@@ -227,6 +240,8 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs):
         big.report = result.report
     except (MissingExtra, OverBudget):
         raise
+    except OverLimit as limit:
+        raise _Limited(side.split, side.path, limit.reason or "a record is too large") from None
     except Exception as error:  # OSError, gzip/zlib errors, EOFError, pyarrow errors, ...
         raise _ReadError(side.split, side.path, _os_error(error)) from None
     finally:
@@ -357,6 +372,11 @@ def _file_note(side: _Side, fields: Fields) -> DataNote | None:
     bad_kind = "not valid JSON" if side.fmt == "jsonl" else ("malformed CSV" if side.fmt == "csv" else "unreadable")
     if report.invalid.count:
         parts.append(f"{_plural(report.invalid.count, 'row')} skipped as {bad_kind} ({_rows_text(report.invalid.rows, report.invalid.count)})")
+    if report.oversized.count:
+        parts.append(
+            f"{_plural(report.oversized.count, 'row')} longer than {_base.record_limit_text(_base.MAX_LINE_BYTES)} (the limit on one record) "
+            f"skipped unread ({_rows_text(report.oversized.rows, report.oversized.count)})"
+        )
     if report.not_object.count:
         parts.append(f"{_plural(report.not_object.count, 'row')} skipped as not a JSON object ({_rows_text(report.not_object.rows, report.not_object.count)})")
     total = report.rows
@@ -391,11 +411,11 @@ def _file_note(side: _Side, fields: Fields) -> DataNote | None:
             parts.append(f"no row has {name}, so duplicates across splits were not checked")
         else:
             parts.append(f"{_plural(report.no_input.count, 'row')} with no or an empty {name} ({_rows_text(report.no_input.rows, report.no_input.count)}) not checked for duplicates")
-    if total == 0 and not report.invalid.count and not report.not_object.count:
+    if total == 0 and not report.invalid.count and not report.oversized.count and not report.not_object.count:
         parts.append("no data rows")
     if not parts:
         return None
-    return DataNote(side.split, f"{side.path}: " + "; ".join(parts) + f" {_hints(side)}")
+    return DataNote(side.split, f"{side.path}: " + "; ".join(parts) + f" {_hints(side)}", over_budget=bool(report.oversized.count))
 
 
 # --------------------------------------------------------------------------

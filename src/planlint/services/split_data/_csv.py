@@ -13,16 +13,18 @@ from planlint.services.split_data._base import (
     Batch,
     Fields,
     FileReport,
+    RecordTooLong,
     Unsplittable,
     check_deadline,
     open_split,
     range_reader,
+    record_limit_text,
 )
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
 
 
 #: Largest CSV field (the csv module's limit is raised to this while reading).
-MAX_FIELD_CHARS = 64 << 20
+MAX_FIELD_CHARS = _base.MAX_RECORD_BYTES
 
 
 #: Rows per yielded batch for CSV.
@@ -134,21 +136,61 @@ def _csv_pieces(handle, head: bytes, data_start: int, unit_bytes: int, keep: boo
             pending, pending_len, quotes = [], 0, 0
 
 
+class _Consumed:
+    """Characters handed to csv.reader so far (`total`) and when the record being parsed began (`start`)."""
+
+    __slots__ = ("total", "start")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.start = 0
+
+
+def _capped_lines(handle, consumed: _Consumed) -> Iterator[str]:
+    """The text's lines for csv.reader, none read past MAX_RECORD_BYTES characters of one record.
+
+    csv.reader would otherwise take a line of any length whole (and its field
+    buffer holds 4 bytes per character). Raises RecordTooLong once the record
+    being parsed (consumed.start is set by the caller at each record's end)
+    passes the limit, and checks the deadline every CHUNK_BYTES characters.
+    """
+    readline = handle.readline
+    cap = _base.MAX_RECORD_BYTES
+    total = 0
+    next_check = _base.CHUNK_BYTES
+    while True:
+        line = readline(cap + 1 - (total - consumed.start))
+        if not line:
+            return
+        total += len(line)
+        consumed.total = total
+        if total - consumed.start > cap:
+            raise RecordTooLong()
+        if total > next_check:
+            check_deadline()
+            next_check = total + _base.CHUNK_BYTES
+        yield line
+
+
 def _csv_unit_batches(path: Path, gz: bool, fields: Fields, report: FileReport, unit: tuple, layout: CsvLayout | None) -> Iterator[Batch]:
+    consumed = _Consumed()
     if unit[0] == "file":
         handle = io.TextIOWrapper(open_split(path, gz), encoding="utf-8-sig", errors="replace", newline="")
         with handle:
-            reader = csv.reader(handle, strict=True)
+            reader = csv.reader(_capped_lines(handle, consumed), strict=True)
             try:
                 header = next(reader)
             except StopIteration:
                 return
+            except RecordTooLong:
+                raise RecordTooLong(f"the CSV header is longer than {record_limit_text()} (the limit on one record)") from None
             except csv.Error as error:
                 raise ValueError(f"malformed CSV header: {error}") from None
+            consumed.start = consumed.total
             layout = CsvLayout(header, fields)
             report.absent_columns = list(layout.absent)
             report.input_field = layout.input_field
-            yield from _csv_records(reader, layout, fields, report)
+            yield from _csv_records(reader, layout, fields, report, consumed)
         return
     assert layout is not None
     if unit[0] == "range":
@@ -162,10 +204,10 @@ def _csv_unit_batches(path: Path, gz: bool, fields: Fields, report: FileReport, 
     text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
     del data
     with text:
-        yield from _csv_records(csv.reader(text, strict=True), layout, fields, report)
+        yield from _csv_records(csv.reader(_capped_lines(text, consumed), strict=True), layout, fields, report, consumed)
 
 
-def _csv_records(reader, layout: CsvLayout, fields: Fields, report: FileReport) -> Iterator[Batch]:
+def _csv_records(reader, layout: CsvLayout, fields: Fields, report: FileReport, consumed: _Consumed) -> Iterator[Batch]:
     old_limit = csv.field_size_limit()
     csv.field_size_limit(max(old_limit, MAX_FIELD_CHARS))
     try:
@@ -180,10 +222,9 @@ def _csv_records(reader, layout: CsvLayout, fields: Fields, report: FileReport) 
             times: List[Any] = []
             ins: List[Any] = []
             try:
-                for record in reader:
+                for record in reader:  # the deadline is checked by _capped_lines, every CHUNK_BYTES of text
+                    consumed.start = consumed.total  # the next record starts here
                     rowno += 1
-                    if not rowno & 4095:
-                        check_deadline()
                     if not record:
                         continue  # blank line
                     if len(record) < width:
@@ -204,10 +245,16 @@ def _csv_records(reader, layout: CsvLayout, fields: Fields, report: FileReport) 
                 else:
                     done = True
             except csv.Error as error:
+                consumed.start = consumed.total
                 rowno += 1
                 report.invalid.add(rowno)
                 if str(error).startswith("unexpected end of data"):
                     report.ended_in_quotes = True
+            except RecordTooLong:
+                # No way to tell where the record ends without reading it: the file's checks stop here.
+                raise RecordTooLong(
+                    f"record {rowno + 1} is longer than {record_limit_text()} (the limit on one record)", rowno + 1
+                ) from None
             report.rows += len(rows)
             report.lines = rowno
             yield rows, groups, times, ins

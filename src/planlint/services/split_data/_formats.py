@@ -19,7 +19,7 @@ def iter_batches(path: Path, fmt: str, gz: bool, fields: Fields, report: FileRep
     """Batches of one unit of a file; `report` counts what was read."""
     if unit == SKIP:
         report.lines += 1
-        report.invalid.add(report.lines)
+        report.oversized.add(report.lines)
         return iter(())
     if fmt == "jsonl":
         return _jsonl_batches(_jsonl_blocks(path, gz, unit), fields, report)

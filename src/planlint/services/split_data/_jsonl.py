@@ -20,6 +20,10 @@ from planlint.services.split_data._base import (
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
 
 
+#: Within a chunk, a batch is yielded after about this many rows.
+BATCH_ROWS = 65536
+
+
 def _jsonl_ranges(path: Path, unit_bytes: int) -> Iterator[tuple]:
     size = path.stat().st_size
     with open(path, "rb") as handle:
@@ -105,7 +109,7 @@ def _jsonl_batches(blocks: Iterable[Optional[bytes]], fields: Fields, report: Fi
         for data in blocks:
             if data is None:  # one over-long line, not held in memory
                 lineno += 1
-                invalid.add(lineno)
+                report.oversized.add(lineno)
                 continue
             try:
                 lines: List[Any] = data.decode("utf-8").split("\n")
@@ -123,6 +127,13 @@ def _jsonl_batches(blocks: Iterable[Optional[bytes]], fields: Fields, report: Fi
             add_row, add_group, add_time, add_input = rows.append, groups.append, times.append, ins.append
             for line in lines:
                 lineno += 1
+                if not lineno & 4095:  # a 4 MiB chunk can hold 4 million lines: bound the batch and the time
+                    check_deadline()
+                    if len(rows) >= BATCH_ROWS:
+                        report.rows += len(rows)
+                        yield rows, groups, times, ins
+                        rows, groups, times, ins = [], [], [], []
+                        add_row, add_group, add_time, add_input = rows.append, groups.append, times.append, ins.append
                 try:
                     obj, end = scan(line, 0)
                     if end != len(line) and not line[end:].isspace():

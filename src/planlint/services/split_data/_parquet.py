@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator, List, Optional
 
-from planlint.services.split_data._base import Batch, Fields, FileReport, MissingExtra, check_deadline
+from planlint.services.split_data import _base  # its limits are read when used: tests set them
+from planlint.services.split_data._base import Batch, Fields, FileReport, MissingExtra, RecordTooLong, check_deadline, record_limit_text
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
 
 
@@ -51,8 +52,11 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator
         want_group, want_time = fields.group_key is not None, fields.time_key is not None
         rowno = 0
         if not wanted:
+            # Only the row count is used, and it comes from the footer, which
+            # the file's author wrote: 2^60 rows in a 400-byte file is possible.
             total = parquet.metadata.num_rows
             while rowno < total:
+                check_deadline()
                 count = min(PARQUET_BATCH_ROWS, total - rowno)
                 rows = list(range(rowno + 1, rowno + count + 1))
                 none = [None] * count
@@ -63,6 +67,7 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator
             return
         for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted, use_threads=False):
             check_deadline()
+            _check_parquet_record_size(batch, rowno)
             count = batch.num_rows
             columns = {name: batch.column(batch.schema.get_field_index(name)).to_pylist() for name in wanted}
             none = [None] * count
@@ -83,3 +88,52 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator
         close = getattr(parquet, "close", None)
         if close is not None:
             close()
+
+
+def _check_parquet_record_size(batch, rows_before: int) -> None:
+    """RecordTooLong when the checked columns of one row hold more than MAX_RECORD_BYTES.
+
+    Counted before the batch becomes Python objects (a 60 MiB string would
+    become a 60 MiB `str`, then be normalized): the byte length of every
+    string and binary value, nested ones (a chat's `messages` as
+    list<struct<role, content>>) included, summed per row. A batch whose
+    buffers are smaller than the limit cannot hold such a row and is not
+    looked at.
+    """
+    if not batch.num_rows or batch.nbytes <= _base.MAX_RECORD_BYTES:
+        return
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows_parts: list = []
+    size_parts: list = []
+    own_rows = pa.array(range(batch.num_rows), pa.int64())
+    for column in batch.columns:
+        _value_sizes(column, own_rows, rows_parts, size_parts, pa, pc)
+    if not size_parts:
+        return
+    table = pa.table({"row": pa.concat_arrays(rows_parts), "size": pa.concat_arrays(size_parts)})
+    sums = table.group_by("row").aggregate([("size", "sum")])
+    largest = pc.max(sums["size_sum"]).as_py() or 0
+    if largest > _base.MAX_RECORD_BYTES:
+        at = pc.index(sums["size_sum"], largest).as_py()
+        row = rows_before + 1 + sums["row"][at].as_py()
+        raise RecordTooLong(f"row {row} is longer than {record_limit_text()} (the limit on one record)", row)
+
+
+def _value_sizes(array, rows, rows_parts: list, size_parts: list, pa, pc) -> None:
+    """Append (row of each value, its byte length) for the string and binary values in `array`."""
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        rows_parts.append(rows)
+        size_parts.append(pc.fill_null(pc.binary_length(array), 0).cast(pa.int64()))
+    elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        parents = pc.list_parent_indices(array)
+        _value_sizes(pc.list_flatten(array), pc.take(rows, parents), rows_parts, size_parts, pa, pc)
+    elif pa.types.is_struct(kind):
+        for index in range(kind.num_fields):
+            _value_sizes(pc.struct_field(array, [index]), rows, rows_parts, size_parts, pa, pc)
+    elif pa.types.is_map(kind):
+        parents = pc.list_parent_indices(array)
+        for part in (array.keys, array.items):
+            _value_sizes(part, pc.take(rows, parents), rows_parts, size_parts, pa, pc)
