@@ -324,14 +324,19 @@ def _write_summary(args: argparse.Namespace, report) -> None:
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if os.environ.get("GITHUB_ACTIONS") == "true" else None
     if args.no_summary or not (args.summary or step_summary):
         return
-    from planlint.formats.markdown import render
+    from planlint.formats.markdown import SUMMARY_LIMIT, render_summary
 
     if args.summary:
-        _write(args.summary, render(report))
+        _write(args.summary, render_summary(report))
         return
     try:
+        # The step's summary file may hold an earlier step's part: GitHub drops the whole over 1 MiB.
+        room = SUMMARY_LIMIT - (os.path.getsize(step_summary) if os.path.exists(step_summary) else 0)
+        if room < 4096:
+            print("planlint: warning: $GITHUB_STEP_SUMMARY is nearly 1 MiB already (GitHub's limit): no summary added", file=sys.stderr)
+            return
         with open(step_summary, "a", encoding="utf-8", newline="\n") as fh:
-            fh.write(render(report))
+            fh.write(render_summary(report, room))
     except OSError as exc:  # the job summary is a courtesy: never lose the lint result over it
         print(f"planlint: warning: cannot append to $GITHUB_STEP_SUMMARY: {exc.strerror or exc}", file=sys.stderr)
 

@@ -6,7 +6,12 @@ findings (capped, then "and N more") with links to the lines.
 
 Everything quoted from a pull request (paths, messages that quote plan
 values) goes through `escape()`: it cannot add HTML, images, links,
-@mentions or table cells.
+@mentions, issue references (`#123`, `owner/repo#123`, `GH-123`, which link
+and notify), math (`$...$`) or table cells.
+
+GitHub drops a job summary over 1 MiB whole (findings and all) and refuses a
+comment over 65,536 characters: `render_within()` shortens the report to fit
+(fewer findings, plans and notes listed, never the counts) and says so.
 """
 
 from __future__ import annotations
@@ -25,10 +30,17 @@ STICKY_MARKER = "<!-- planlint:sticky-comment -->"
 MAX_ROWS = 200
 MAX_INPUT_PLANS = 50  # plans whose missing inputs are listed
 MAX_INPUTS = 20  # items listed per plan
+MAX_NOTES = 50
 _MAX_MESSAGE = 500
+#: GitHub's limits: a step's job summary (bytes; a larger one is dropped whole)
+#: and an issue or pull-request comment (characters).
+SUMMARY_LIMIT = 1024 * 1024
+COMMENT_LIMIT = 65536
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>!|~&])")
 _AUTOLINK = re.compile(r"(://|www\.)", re.I)
+# Issue and pull-request references GitHub links (and notifies): #123, owner/repo#123, GH-123.
+_ISSUE_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)", re.I)
 
 
 def escape(text: str) -> str:
@@ -40,7 +52,9 @@ def escape(text: str) -> str:
     text = sanitize(" ".join(text.splitlines()))
     text = _SPECIAL.sub(r"\\\1", text)
     text = _AUTOLINK.sub(lambda m: m.group(1)[0] + "\u200b" + m.group(1)[1:], text)
-    return text.replace("@", "@\u200b")
+    text = _ISSUE_REFERENCE.sub(lambda m: m.group(1) + "\u200b", text)
+    # `$...$` is math on GitHub; an entity is a dollar sign to read but no delimiter to the parser.
+    return text.replace("@", "@\u200b").replace("$", "&#36;")
 
 
 def _plural(n: int, word: str) -> str:
@@ -69,9 +83,12 @@ def render(
     max_rows: int = MAX_ROWS,
     max_plans: int | None = None,
     max_cards: int | None = None,
+    max_notes: int | None = MAX_NOTES,
     marker: str | None = None,
     env: dict | None = None,
+    shortened: str | None = None,
 ) -> str:
+    """The Markdown report. `shortened`: the limit it was cut down to fit, said under the counts."""
     base = blob_base(env)
     out: list[str] = []
     if marker:
@@ -88,8 +105,14 @@ def render(
             f"{icon} **{_plural(report.errors, 'error')}**, {_plural(report.warnings, 'warning')} "
             f"in {touched} of {plans}."
         )
-    for note in report.notes:
-        out += ["", f"> {escape(note)}"]
+    if shortened:
+        out += ["", f"**This report was shortened to fit {shortened}:** the counts are complete; the lists below "
+                    "name the first findings, plans, notes and changed plans only. The JSON report holds everything."]
+    notes = report.notes if max_notes is None else report.notes[:max_notes]
+    for note in notes:
+        out += ["", f"> {escape(_clip(note, _MAX_MESSAGE * 2))}"]
+    if len(notes) < len(report.notes):
+        out += ["", f"> … and {_plural(len(report.notes) - len(notes), 'more note')}."]
     if report.changes is not None:
         out += _changes(report, max_cards)
     out += _missing_inputs(report, max_plans)
@@ -151,20 +174,44 @@ def _missing_inputs(report: Report, max_plans: int | None) -> list[str]:
     return out[:-1] if out[-1] == "" else out
 
 
-def render_within(report: Report, limit: int, **kwargs) -> str:
-    """`render()` cut down until it fits in `limit` characters (a comment holds 65536)."""
-    rows, plans, cards = MAX_ROWS, None, None
-    while True:
-        text = render(report, max_rows=rows, max_plans=plans, max_cards=cards, **kwargs)
-        if len(text) <= limit:
+#: (findings, plans, notes, change cards) listed, from the whole report down to the counts alone.
+_LADDER = [
+    (MAX_ROWS, None, MAX_NOTES, None), (100, None, 20, None), (100, 100, 20, 50), (50, 100, 10, 20),
+    (50, 50, 10, 10), (20, 50, 5, 10), (20, 20, 5, 5), (10, 20, 3, 5), (10, 10, 3, 3), (5, 10, 1, 2),
+    (3, 5, 1, 1), (1, 3, 1, 1), (1, 1, 0, 0), (1, 0, 0, 0), (0, 0, 0, 0),
+]
+
+
+def render_within(report: Report, limit: int, *, measure=len, what: str | None = None, **kwargs) -> str:
+    """`render()` cut down until `measure(text) <= limit`: fewer findings, plans, notes and change
+    cards listed, and a line saying so; the counts (by rule too) and the first findings always stay.
+
+    `measure`: `len` for a comment (GitHub counts characters), `utf8_size`
+    for the job summary (bytes). `what`: the limit in words, for that line.
+    """
+    what = what or f"GitHub's limit of {limit:,} characters"
+    text = render(report, **kwargs)
+    if measure(text) <= limit:
+        return text
+    for rows, plans, notes, cards in _LADDER[1:]:
+        text = render(report, max_rows=rows, max_plans=plans, max_notes=notes, max_cards=cards, shortened=what, **kwargs)
+        if measure(text) <= limit:
             return text
-        if rows > 0:
-            rows //= 2
-        elif report.changes and (cards is None or cards > 0):
-            cards = min(len(report.changes), MAX_CARDS) // 2 if cards is None else cards // 2
-            plans = 100 if plans is None else plans // 2
-        else:
-            return text[: limit - 2] + "…\n"
+    # Only a report whose counts alone do not fit gets here: cut it, and say so on the last line.
+    tail = f"\n\n… cut here to fit {what}.\n"
+    room = max(0, limit - measure(tail))
+    if measure is len:
+        return text[:room] + tail
+    return text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore") + tail
+
+
+def utf8_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def render_summary(report: Report, room: int = SUMMARY_LIMIT, **kwargs) -> str:
+    """The job summary, within `room` bytes (GitHub drops a step's summary over 1 MiB whole)."""
+    return render_within(report, room, measure=utf8_size, what="GitHub's limit of 1 MiB for a job summary", **kwargs)
 
 
 # --------------------------------------------------------------------------- change cards

@@ -27,10 +27,9 @@ import sys
 from planlint.core.messages import sanitize
 from planlint.core.model import Finding, Report
 from planlint.formats.github import escape_data
-from planlint.formats.markdown import STICKY_MARKER, render_within
+from planlint.formats.markdown import COMMENT_LIMIT, STICKY_MARKER, render_within  # COMMENT_LIMIT: GitHub's maximum comment body
 from planlint.integrations import github_event
 
-COMMENT_LIMIT = 65536  # GitHub's maximum comment body
 
 
 class UsageError(Exception):
@@ -109,7 +108,7 @@ def main(argv: list[str]) -> int:
         raise UsageError("--timeout must be > 0 and --max-wait >= 0")
     report = load_report(args.report)
 
-    body = render_within(report, COMMENT_LIMIT, marker=STICKY_MARKER)
+    body = render_within(report, COMMENT_LIMIT, marker=STICKY_MARKER, what="GitHub's limit of 65,536 characters for a comment")
     if args.dry_run:
         sys.stdout.write(body)
         return 0
