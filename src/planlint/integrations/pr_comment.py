@@ -31,7 +31,6 @@ from planlint.formats.markdown import COMMENT_LIMIT, STICKY_MARKER, render_withi
 from planlint.integrations import github_event
 
 
-
 class UsageError(Exception):
     """Exit status 2 with this message."""
 
