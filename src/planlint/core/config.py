@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits, load_file
-from planlint.core.paths import repository_root
+from planlint.core.paths import leads_outside, repository_root
 from planlint.core.registry_settings import parse_settings
 
 
@@ -110,14 +110,24 @@ def _glob_regex(pattern: str) -> re.Pattern:
     return re.compile(f"^{body}(?:/.*)?$")
 
 
+def _confined(path: Path, shown: str | Path) -> Path:
+    """`path`, unless it is a link out of its repository: then a ConfigError that quotes nothing of the target."""
+    if leads_outside(path):
+        raise ConfigError(
+            f"{shown}: is a symbolic link that leads out of the repository: not read "
+            "(a config comes with the code, so planlint reads it only from inside the checkout)"
+        )
+    return path
+
+
 def find_config(start: Path) -> Path | None:
     directory = start.resolve()
     while True:
         candidate = directory / ".planlint.yaml"
-        if candidate.is_file():
-            return candidate
+        if candidate.is_file() or candidate.is_symlink():
+            return _confined(candidate, candidate)
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and _has_tool_table(pyproject):
+        if (pyproject.is_file() or pyproject.is_symlink()) and _has_tool_table(_confined(pyproject, pyproject)):
             return pyproject
         if directory.parent == directory:
             return None
@@ -157,6 +167,7 @@ def load_config(explicit: str | None = None, cwd: Path | None = None, *, codes: 
         path = Path(explicit)
         if not path.is_file():
             raise ConfigError(f"{explicit}: config file not found")
+        _confined(path, explicit)
     else:
         path = find_config(cwd)
         if path is None:

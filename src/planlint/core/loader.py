@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planlint.core.paths import leads_outside
 from planlint.core.positions import Positions, Route, Span
 from planlint.core.yaml_values import FALSE, NULL, TRUE, YamlFloat, parse_number, resolve_plain, scalar_text
 
@@ -61,6 +62,8 @@ def read_text(path: Path, max_size: int) -> tuple[str | None, LoadProblem | None
     Unbuffered os-level reads of what fstat reports: every run reads every plan
     (the cache is keyed on the text), so a few microseconds a file count.
     """
+    if leads_outside(path):  # a link a pull request committed: never read, so never quoted
+        return None, _unreadable("is a symbolic link that leads out of the repository: not read (planlint reads files only inside the checkout)")
     try:
         fd = os.open(path, _READ_FLAGS)
     except IsADirectoryError:

@@ -16,6 +16,7 @@ from planlint.core.config import Config
 from planlint.core.loader import Loaded, load_bytes, load_file
 from planlint.core.messages import sanitize
 from planlint.core.model import PLAN_API_VERSION, FileResult, Finding, is_plan
+from planlint.core.paths import leads_outside
 from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.core.yaml_values import scalar_text
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
@@ -106,7 +107,8 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
     loaded: Loaded = load_file(path, limits) if content is None else load_bytes(content, limits)
     result = FileResult(display, text=loaded.text)
     if loaded.fatal:
-        if not explicit and not (_looks_like_plan(path) if content is None else _mentions_plan(content[:64 * 1024])):
+        # A link out of the repository is reported wherever it was found, and never opened to sniff it.
+        if not explicit and not leads_outside(path) and not (_looks_like_plan(path) if content is None else _mentions_plan(content[:64 * 1024])):
             return None
         result.is_plan = True
         for problem in loaded.problems:

@@ -148,7 +148,9 @@ unreadable_file.doc = """The file cannot be read as a plan: not UTF-8, too large
 
     Also reported when the file exceeds the parser's safety limits (nesting
     depth, alias expansion, time budget): plan files come from pull requests
-    and are treated as untrusted input.
+    and are treated as untrusted input. For the same reason a file that is a
+    symbolic link leading out of the repository (or under a linked
+    directory) is not opened at all, and reported here without an excerpt.
 
     Example (fails):
         # encoding: latin-1
