@@ -19,6 +19,7 @@ from conftest import FIXTURES
 from planlint.core.config import Config
 from planlint.core.loader import load_text
 from planlint.modes.fixes import fix_paths
+from planlint.rules.base import Services
 from planlint.services.catalog import load_catalog
 from planlint.services.publications import Publications
 
@@ -54,7 +55,7 @@ def plans(draw):
 
 def _fix(path: Path) -> str:
     config = Config(root=path.parent)
-    outcome = fix_paths([str(path)], config, {"publications": Publications(CATALOG)})
+    outcome = fix_paths([str(path)], config, Services(publications=Publications(CATALOG)))
     assert outcome.fixed >= len(outcome.files)
     return outcome.summary()
 

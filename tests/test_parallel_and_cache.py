@@ -27,6 +27,7 @@ from planlint.engine import parallel
 from planlint.engine.cache import ResultCache
 from planlint.engine.lint import lint_file
 from planlint.engine.run import lint_paths
+from planlint.rules.base import Services
 from planlint.core.cache_seal import machine_key, seal
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -107,9 +108,9 @@ def test_the_pool_is_used_and_keeps_the_order(tree, monkeypatch):
     calls = []
     real = parallel._in_pool
 
-    def counting(work, config, extras, cache, workers):
+    def counting(work, config, services, cache, workers):
         calls.append((len(work), workers))
-        return real(work, config, extras, cache, workers)
+        return real(work, config, services, cache, workers)
 
     monkeypatch.chdir(tree)
     monkeypatch.setattr(parallel, "_in_pool", counting)
@@ -134,10 +135,10 @@ def test_the_spawned_pool_gives_the_same_results(tree, monkeypatch):
 def test_an_error_in_a_worker_reaches_the_parent(tree, monkeypatch):
     monkeypatch.chdir(tree)
 
-    def broken(display, path, explicit, config, extras=None):
+    def broken(display, path, explicit, config, services=None):
         if display.endswith("plan-00007.yaml"):
             raise ValueError("a bug in a rule")
-        return lint_file(display, path, explicit, config, extras)
+        return lint_file(display, path, explicit, config, services)
 
     monkeypatch.setattr(parallel, "lint_file", broken)
     with pytest.raises(ValueError, match="a bug in a rule"):
@@ -147,10 +148,10 @@ def test_an_error_in_a_worker_reaches_the_parent(tree, monkeypatch):
 def test_a_worker_that_dies_is_an_error_not_a_hang(tree, monkeypatch):
     monkeypatch.chdir(tree)
 
-    def dying(display, path, explicit, config, extras=None):
+    def dying(display, path, explicit, config, services=None):
         if display.endswith("plan-00007.yaml"):
             os._exit(3)
-        return lint_file(display, path, explicit, config, extras)
+        return lint_file(display, path, explicit, config, services)
 
     monkeypatch.setattr(parallel, "lint_file", dying)
     with pytest.raises(RuntimeError, match="exit status 3"):
@@ -435,13 +436,14 @@ def test_time_budget_hits_are_not_cached(tmp_path):
     assert again.hits == 0 and again.stores == 0
 
 
-def test_runs_with_extras_do_not_use_the_cache(tree, tmp_path):
+def test_runs_with_services_the_key_cannot_describe_do_not_use_the_cache(tree, tmp_path):
     config = Config(root=tree)
     cache = ResultCache(tmp_path / "c", config)
     old = Path.cwd()
     os.chdir(tree)
     try:
-        lint_paths(["plans"], config, cache=cache, extras={"base": "a service the key knows nothing of"})
+        # --fix's re-pins: a field of Services without `cache` metadata
+        lint_paths(["plans"], config, cache=cache, services=Services(repinned={"plans/a.yaml": {"judge": ("1.0", "1.1")}}))
     finally:
         os.chdir(old)
     assert cache.stores == 0 and not (tmp_path / "c").exists()
@@ -543,7 +545,7 @@ def run_with_data(root: Path, cache_dir: Path) -> tuple[object, ResultCache]:
     try:
         config = load_config()
         cache = ResultCache(cache_dir, config)
-        report = lint_paths(["plans"], config, cache=cache, extras={"cache_dir": str(cache_dir)})
+        report = lint_paths(["plans"], config, cache=cache, services=Services(cache_dir=str(cache_dir)))
     finally:
         os.chdir(old)
     return report, cache
@@ -675,3 +677,20 @@ def test_the_benchmark_corpus_is_what_it_claims(tmp_path):
     assert set(EXPECTED_CODES) == set(DEFECTS)
     assert 0.02 < len(found) / len(defects) < 0.09
     assert make_plan(5, 17) == make_plan(5, 17)  # deterministic
+
+
+def test_the_cache_keys_on_the_fields_of_services_and_refuses_one_it_cannot_describe():
+    """services_fingerprint reads the fields of Services: a neutral one adds nothing, --fix's
+    re-pins turn the cache off, and a field added without `cache` metadata does too."""
+    import dataclasses
+
+    assert parallel.services_fingerprint(None) == parallel.services_fingerprint(Services()) == ""
+    assert parallel.services_fingerprint(Services(cache_dir="somewhere")) == ""
+    assert parallel.services_fingerprint(Services(repinned={"plans/a.yaml": {"judge": ("1.0", "1.1")}})) is None
+
+    @dataclasses.dataclass(frozen=True)
+    class MoreServices(Services):
+        pull_request_reviews: object = None
+
+    assert parallel.services_fingerprint(MoreServices()) == ""
+    assert parallel.services_fingerprint(MoreServices(pull_request_reviews=["an approval"])) is None

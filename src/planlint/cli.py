@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 
 SUBCOMMANDS = ("explain", "rules", "schema", "init", "comment", "server")
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
@@ -176,12 +177,12 @@ def _lint(argv: list[str]) -> int:
             args.no_cache = True
         else:
             args.cache_dir = str(directory)
-    extras, publications = _services(args, config, paths)
+    services, publications = _services(args, config, paths)
     if not args.no_cache:
-        extras["cache_dir"] = args.cache_dir or config.cache_dir or str(config.root / ".planlint_cache")
+        services = replace(services, cache_dir=args.cache_dir or config.cache_dir or str(config.root / ".planlint_cache"))
     try:
         if args.fix:
-            status = _fix(args, paths, config, extras, output)
+            status, services = _fix(args, paths, config, services, output)
             if status is not None:
                 return status
         if args.diff_base is not None:
@@ -190,10 +191,12 @@ def _lint(argv: list[str]) -> int:
             if config.enabled("PL707"):  # the GitHub pull request whose reviews PL707 reads, if this run is for one
                 from planlint.integrations.pull_request import from_environment
 
-                extras["pull_request"] = from_environment()
-            report = lint_diff(paths, config, args.diff_base, extras=extras)
+                pull_request = from_environment()
+            else:
+                pull_request = None
+            report = lint_diff(paths, config, args.diff_base, services=services, pull_request=pull_request)
         else:
-            report = lint_paths(paths, config, extras=extras, named_as_discovered=args.skip_non_plans, jobs=args.jobs, cache=_result_cache(args, config))
+            report = lint_paths(paths, config, services=services, named_as_discovered=args.skip_non_plans, jobs=args.jobs, cache=_result_cache(args, config))
     except UsageError as exc:
         raise _Exit(2, str(exc)) from None
     finally:
@@ -247,9 +250,11 @@ def _result_cache(args, config):
 
 
 def _services(args, config, paths: list[str]):
-    """Per-run services for the rules: the catalog and, with --online, the registry."""
+    """Per-run services for the rules (the catalog and, with --online, the registry), and the Publications to close."""
+    from planlint.rules.base import Services
+
     if not (config.catalog or config.registry or args.online):
-        return {}, None
+        return Services(), None
     from planlint.core.model import UsageError
     from planlint.engine.run import prefetch_paths
     from planlint.services.publications import PublicationsError, build
@@ -259,14 +264,14 @@ def _services(args, config, paths: list[str]):
     except PublicationsError as exc:
         raise _Exit(2, str(exc)) from None
     if publications is None:
-        return {}, None
+        return Services(), None
     try:
         prefetch_paths(publications, paths, config)
     except UsageError as exc:
         publications.close()
         raise _Exit(2, str(exc)) from None
     _after_registry(publications, final=False)
-    return {"publications": publications}, publications
+    return Services(publications=publications), publications
 
 
 def _after_registry(publications, final: bool = True) -> None:
@@ -284,22 +289,22 @@ def _after_registry(publications, final: bool = True) -> None:
             print(f"planlint: warning: {sanitize(note)}", file=sys.stderr)
 
 
-def _fix(args, paths: list[str], config, extras: dict, output: str | None) -> int | None:
-    """Apply (or, with --diff, show) the safe fixes. A status to exit with, or None to lint what remains."""
+def _fix(args, paths: list[str], config, services, output: str | None):
+    """Apply (or, with --diff, show) the safe fixes. (A status to exit with, or None to lint what
+    remains; the services for that lint, which now know what --fix re-pinned.)"""
     from planlint.modes.fixes import fix_paths
 
-    outcome = fix_paths(paths, config, extras, write=not args.diff)
+    outcome = fix_paths(paths, config, services, write=not args.diff)
     from planlint.core.messages import sanitize
 
     for line in ([] if args.quiet else outcome.lines) + outcome.notes:
         print(f"planlint: {sanitize(line)}", file=sys.stderr)  # paths from the repository: one line each
     print(f"planlint: {outcome.summary(would=args.diff)}", file=sys.stderr)
     if args.diff:
-        _after_registry(extras.get("publications"))
+        _after_registry(services.publications)
         _write(output, outcome.diff)
-        return 1 if outcome.diff else 0
-    extras["repinned"] = outcome.repinned
-    return None
+        return (1 if outcome.diff else 0), services
+    return None, replace(services, repinned=outcome.repinned)
 
 
 def _outputs(values: list[str]) -> tuple[str | None, list[tuple[str, str]]]:

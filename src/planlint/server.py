@@ -36,6 +36,7 @@ from planlint.engine.lint import lint_file
 from planlint.engine.run import finish, repository_plan_names
 from planlint.formats.rule_docs import explain_text, help_uri
 from planlint.rules import BY_NAME, RULES
+from planlint.rules.base import Services
 
 REASON_PLACEHOLDER = "TODO: say why this is fine"
 INSTALL_HINT = "planlint server needs pygls: pip install 'planlint[lsp]'"
@@ -92,10 +93,10 @@ def lint_document(path: Path, text: str, *, data_checks: bool, root: Path | None
         publications = build(config, online=False, use_cache=config.registry is not None)
     except PublicationsError as exc:
         return Linted(error=sanitize(str(exc)))
-    extras = {"publications": publications} if publications is not None else {}
+    services = Services(publications=publications)
     display = _display(path, root or config.root)
     try:
-        result = lint_file(display, path, False, config, extras, content=text.encode("utf-8"))
+        result = lint_file(display, path, False, config, services, content=text.encode("utf-8"))
     finally:
         if publications is not None:
             publications.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from planlint.core import suppressions as supp
 from planlint.core.config import Config
@@ -20,6 +21,7 @@ from planlint.core.paths import leads_outside
 from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.core.yaml_values import scalar_text
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
+from planlint.rules.base import Note, Services
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.run import named_configs
 from planlint.rules.schema import schema_problems
@@ -92,9 +94,10 @@ def add_finding(result: FileResult, code: str, problem: Problem, positions: Posi
     target.findings.append(make_finding(code, target.path, span, problem.message, problem.route, config, problem.severity))
 
 
-def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: dict | None = None, *, content: bytes | None = None) -> FileResult | None:
+def lint_file(display: str, path: Path, explicit: bool, config: Config, services: Services | None = None, *, content: bytes | None = None) -> FileResult | None:
     """Lint one file. None when a discovered file turns out not to be a plan.
 
+    `services`: the run's (catalog, registry, ...), shared by every file.
     `content`: the file's bytes as an editor holds them (the language server), instead of reading `path`.
 
     `limits.time_budget` bounds the whole file: reading and parsing (checked
@@ -143,11 +146,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
             result.findings.append(make_finding(problem.code, display, problem.span, problem.message, problem.route, config))
     if config.enabled("PL003"):
         raw.extend(("PL003", p) for p in schema_problems(data))
-    # A copy per file: the run's services are shared, "file" is this file's own.
-    ctx = PlanContext(data=data, path=display, config=config, extras=dict(extras or {}))
-    ctx.extras.setdefault("file", path)
-    ctx.extras["notes"] = result.notes
-    ctx.extras["data_skipped"] = result.data_skipped
+    ctx = PlanContext(data=data, path=display, config=config, services=services or Services(), file=path)
     for rule in PLAN_RULES:
         if time.monotonic() > deadline:
             if config.enabled("PL006"):
@@ -158,7 +157,11 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, extras: 
                 ))
             break
         if config.enabled(rule.code):
-            raw.extend((problem.code or rule.code, problem) for problem in rule.check(ctx))
+            for problem in rule.check(ctx):
+                if isinstance(problem, Note):  # not a finding: what a data rule could not check
+                    (result.data_skipped if problem.skipped else result.notes).append(problem.text)
+                else:
+                    raw.append((problem.code or rule.code, problem))
     for code, problem in raw:
         add_finding(result, code, problem, loaded.positions, config)
     result.repo_root, result.run_configs = named_configs(ctx)

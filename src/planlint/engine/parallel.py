@@ -15,6 +15,8 @@ the cache entries it adds as one segment (atomic writes make that safe).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import os
 import sys
 import time
@@ -27,7 +29,7 @@ from planlint.core.model import FileResult
 from planlint.engine.cache import MISS, file_state
 from planlint.engine.lint import lint_file
 from planlint.rules import RULES
-from planlint.rules.base import PlanContext
+from planlint.rules.base import CATALOG, NEUTRAL, PlanContext, Services
 from planlint.rules.leakage import inputs
 from planlint.rules.run import inputs as run_inputs
 from planlint.rules.schema import _compiled
@@ -43,8 +45,6 @@ MIN_FILES_PER_WORKER = 24
 CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo", "data"})
 # ... except scopes whose rules never run here: diff rules run in diff mode only.
 NOT_RUN_BY_LINT_PATHS = frozenset({"diff"})
-# Services that change where things are kept, not what is found.
-NEUTRAL_SERVICES = frozenset({"cache_dir"})
 # A split file changed this close to (or after) the start of its plan's lint
 # may have been read half old, half new; its result is not cached. Covers
 # coarse file-system clocks.
@@ -65,19 +65,28 @@ def cache_safe(config: Config) -> bool:
     return all(rule.scope in CACHE_SAFE_SCOPES | NOT_RUN_BY_LINT_PATHS for code, rule in RULES.items() if config.enabled(code))
 
 
-def services_fingerprint(extras: dict | None) -> str | None:
+def services_fingerprint(services: Services | None) -> str | None:
     """What the rules can learn from the run's services, as text for the cache key; None when
-    that cannot be said (registry answers, --fix's re-pins): then neither cache nor workers."""
-    services = set(extras or ()) - NEUTRAL_SERVICES
-    if not services:
-        return ""
-    publications = extras.get("publications")  # type: ignore[union-attr]
-    if services == {"publications"} and publications.registry is None and publications.catalog is not None:
-        import hashlib
+    that cannot be said (registry answers, --fix's re-pins): then neither cache nor workers.
 
-        # The catalog as the rules see it, display path included (messages name it).
-        return "catalog " + hashlib.sha256(repr(publications.catalog).encode()).hexdigest()
-    return None
+    Read from the fields of Services and their `cache` metadata, so a service
+    added there is uncacheable until it says how it may be keyed.
+    """
+    services = services or Services()
+    parts: list[str] = []
+    for spec in dataclasses.fields(services):
+        value = getattr(services, spec.name)
+        if not value:
+            continue
+        how = spec.metadata.get("cache")
+        if how == NEUTRAL:
+            continue
+        if how == CATALOG and value.registry is None and value.catalog is not None:
+            # The catalog as the rules see it, display path included (messages name it).
+            parts.append("catalog " + hashlib.sha256(repr(value.catalog).encode()).hexdigest())
+            continue
+        return None
+    return "\n".join(parts)
 
 
 def worker_count(jobs: int | None, files: int) -> int:
@@ -86,13 +95,13 @@ def worker_count(jobs: int | None, files: int) -> int:
     return max(1, min(limit, files // MIN_FILES_PER_WORKER))
 
 
-def lint_targets(targets: list[Target], config: Config, *, extras: dict | None = None, jobs: int | None = 1, cache: Any = None) -> list[FileResult | None]:
+def lint_targets(targets: list[Target], config: Config, *, services: Services | None = None, jobs: int | None = 1, cache: Any = None) -> list[FileResult | None]:
     """lint_file() for every target, in order; None where a discovered file is not a plan."""
-    services = services_fingerprint(extras)
-    if services is None or (cache is not None and not cache_safe(config)):
+    fingerprint = services_fingerprint(services)
+    if fingerprint is None or (cache is not None and not cache_safe(config)):
         cache = None
     elif cache is not None:
-        cache.add_to_key(services)
+        cache.add_to_key(fingerprint)
     results: list[FileResult | None] = [None] * len(targets)
     todo: list[int] = []
     keys: list[str | None] = []
@@ -109,13 +118,13 @@ def lint_targets(targets: list[Target], config: Config, *, extras: dict | None =
                 results[index] = hit
     if todo:
         work = [(targets[index], key) for index, key in zip(todo, keys)]
-        workers = 1 if services is None else worker_count(jobs, len(work))
+        workers = 1 if fingerprint is None else worker_count(jobs, len(work))
         if workers == 1:
-            done: Iterable = [_lint(target, key, config, extras, cache) for target, key in work]
+            done: Iterable = [_lint(target, key, config, services, cache) for target, key in work]
             if cache is not None:
                 cache.flush()
         else:
-            done = _in_pool(work, config, extras, cache, workers)
+            done = _in_pool(work, config, services, cache, workers)
         for index, result in zip(todo, done):
             results[index] = result
     if cache is not None:
@@ -123,11 +132,11 @@ def lint_targets(targets: list[Target], config: Config, *, extras: dict | None =
     return results
 
 
-def _lint(target: Target, key: str | None, config: Config, extras: dict | None, cache: Any) -> FileResult | None:
+def _lint(target: Target, key: str | None, config: Config, services: Services | None, cache: Any) -> FileResult | None:
     display, path, explicit = target
     started = time.time_ns()
-    result = lint_file(display, path, explicit, config, extras)
-    inputs = _inputs(result, display, path, config, extras) if cache is not None and result is not None else []
+    result = lint_file(display, path, explicit, config, services)
+    inputs = _inputs(result, display, path, config, services) if cache is not None and result is not None else []
     if result is not None:
         result.data = None
         result.positions = None
@@ -142,12 +151,11 @@ def _lint(target: Target, key: str | None, config: Config, extras: dict | None, 
     return result
 
 
-def _inputs(result: FileResult, display: str, path: Path, config: Config, extras: dict | None) -> list:
+def _inputs(result: FileResult, display: str, path: Path, config: Config, services: Services | None) -> list:
     """[(path, state)] of the other files the rules looked at for this plan: split files, run configs."""
     if not isinstance(result.data, dict):
         return []
-    ctx = PlanContext(data=result.data, path=display, config=config, extras=dict(extras or {}))
-    ctx.extras.setdefault("file", path)
+    ctx = PlanContext(data=result.data, path=display, config=config, services=services or Services(), file=path)
     looked = run_inputs(ctx)  # the run configs and their entrypoints (PL801, PL008, PL901-PL903)
     if any(r.scope == "data" and config.enabled(c) for c, r in RULES.items()):
         looked += inputs(ctx)
@@ -164,12 +172,12 @@ def _racy(inputs: list, started_ns: int) -> bool:
 Work = list[tuple[Target, "str | None"]]
 
 
-def _in_pool(work: Work, config: Config, extras: dict | None, cache: Any, workers: int) -> list[FileResult | None]:
+def _in_pool(work: Work, config: Config, services: Services | None, cache: Any, workers: int) -> list[FileResult | None]:
     """The results of `work`, in order, linted by `workers` processes."""
     _prepare(config)
     if _can_fork():
-        return _in_forked_children(work, config, extras, cache, workers)
-    return _in_spawned_pool(work, config, extras, cache, workers)
+        return _in_forked_children(work, config, services, cache, workers)
+    return _in_spawned_pool(work, config, services, cache, workers)
 
 
 def _prepare(config: Config) -> None:
@@ -186,7 +194,7 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
-def _in_forked_children(work: Work, config: Config, extras: dict | None, cache: Any, workers: int) -> list[FileResult | None]:
+def _in_forked_children(work: Work, config: Config, services: Services | None, cache: Any, workers: int) -> list[FileResult | None]:
     """Fork `workers` children; child k lints items k, k + workers, ... and pipes back its results.
 
     Lighter than a pool (no queues, no manager thread, no per-task pickling),
@@ -208,7 +216,7 @@ def _in_forked_children(work: Work, config: Config, extras: dict | None, cache: 
                     os.close(read_end)
                     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
                     try:
-                        payload = pickle.dumps((True, [_lint(target, key, config, extras, cache) for target, key in work[k::workers]]), pickle.HIGHEST_PROTOCOL)
+                        payload = pickle.dumps((True, [_lint(target, key, config, services, cache) for target, key in work[k::workers]]), pickle.HIGHEST_PROTOCOL)
                         if cache is not None:
                             cache.flush()
                     except BaseException as exc:  # noqa: BLE001 - reported by the parent
@@ -282,24 +290,24 @@ def _exit_status(pid: int) -> str:
 _worker: dict[str, Any] = {}
 
 
-def _start_worker(config: Config, extras: dict | None, cache: Any) -> None:
+def _start_worker(config: Config, services: Services | None, cache: Any) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _worker["config"] = config
-    _worker["extras"] = extras
+    _worker["services"] = services
     _worker["cache"] = cache
 
 
 def _lint_chunk(chunk: Work) -> list[FileResult | None]:
     cache = _worker["cache"]
-    results = [_lint(target, key, _worker["config"], _worker["extras"], cache) for target, key in chunk]
+    results = [_lint(target, key, _worker["config"], _worker["services"], cache) for target, key in chunk]
     if cache is not None:
         cache.flush()  # one cache segment per chunk
     return results
 
 
-def _in_spawned_pool(work: Work, config: Config, extras: dict | None, cache: Any, workers: int) -> list[FileResult | None]:
+def _in_spawned_pool(work: Work, config: Config, services: Services | None, cache: Any, workers: int) -> list[FileResult | None]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -307,5 +315,5 @@ def _in_spawned_pool(work: Work, config: Config, extras: dict | None, cache: Any
     size = max(1, -(-len(work) // (workers * 4)))
     chunks = [work[start:start + size] for start in range(0, len(work), size)]
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(config, extras, cache)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(config, services, cache)) as pool:
         return [result for chunk in pool.map(_lint_chunk, chunks) for result in chunk]

@@ -25,7 +25,7 @@ from planlint.engine.lint import make_finding
 from planlint.engine.parallel import lint_targets
 from planlint.engine.plan_names import mentions, plan_files, read_name
 from planlint.rules import RULES
-from planlint.rules.base import NamedPlan, RepoContext, SuppressionContext
+from planlint.rules.base import NamedPlan, RepoContext, Services, SuppressionContext
 from planlint.rules.budget import money
 from planlint.rules.run import display_path, inside, named_training_configs, training_configs
 from planlint.services.run_config import TomlDocument, read_document
@@ -33,7 +33,7 @@ from planlint.services.publications import Publications, prefetch
 
 
 def lint_paths(
-    paths: Iterable[str], config: Config, *, extras: dict | None = None, named_as_discovered: bool = False, jobs: int | None = 1, cache=None
+    paths: Iterable[str], config: Config, *, services: Services | None = None, named_as_discovered: bool = False, jobs: int | None = 1, cache=None
 ) -> Report:
     """Lint `paths`. `named_as_discovered`: a named file that is not a plan is skipped, not PL004
     (pre-commit names every staged YAML file; `--skip-non-plans`).
@@ -45,7 +45,7 @@ def lint_paths(
     report = Report()
     discovered = discover(paths, config)
     targets = [(display, path, explicit and not named_as_discovered) for display, path, explicit in discovered]
-    results = lint_targets(targets, config, extras=extras, jobs=jobs, cache=cache)
+    results = lint_targets(targets, config, services=services, jobs=jobs, cache=cache)
     results = [r for r in results if r is not None]
     other_names = None
     if config.enabled("PL005") and any(explicit for _, _, explicit in discovered):

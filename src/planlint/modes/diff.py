@@ -35,6 +35,7 @@ from planlint.engine.run import finish
 from planlint.modes import changes as plan_changes
 from planlint.modes.changes import CommittedSpend
 from planlint.rules import DIFF_RULES, PlanContext
+from planlint.rules.base import Services
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange, approval_needed
 from planlint.rules.run import resolve_config
@@ -60,18 +61,19 @@ class _Change:
     head_rel: str | None  # repo-relative posix path in the working tree
 
 
-def lint_diff(paths: list[str], config: Config, base_rev: str, *, extras: dict | None = None) -> Report:
+def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Services | None = None, pull_request=None) -> Report:
     """Lint the plans under `paths` that changed since the merge-base of `base_rev` and HEAD.
 
     Paths are as given, relative to the current directory, which must be in
     the repository's working tree. UsageError (exit 2) says what to fix.
+    `pull_request`: the GitHub pull request this run is for (PL707), or None.
     """
     cwd = os.getcwd()
     check_rev(base_rev)
     git = _import_git()
     repo = _open_repo(git, cwd)
     try:
-        return _lint(repo, git, paths, config, base_rev, cwd, extras)
+        return _lint(repo, git, paths, config, base_rev, cwd, services, pull_request)
     except git.GitCommandError as exc:
         raise UsageError(f"git failed: {_git_stderr(exc)}") from None
     except UnicodeDecodeError:
@@ -356,18 +358,19 @@ def _head_reader(root: str, config: Config):
 
 
 def _run_diff_rules(
-    result: FileResult, base: dict | None, change: PlanChange, config: Config, reviews: ReviewState | None = None, extras: dict | None = None
+    result: FileResult, base: dict | None, change: PlanChange, config: Config, reviews: ReviewState | None = None,
+    *, file: Path | None = None, base_text=None,
 ) -> None:
     """The diff rules on one plan. A new plan (no base version) gets only PL707, which judges new plans too.
-    `extras`: what the run rules need besides (the plan's file, the base revision's files)."""
+    `file`, `base_text`: what the run rules need besides (the plan's file, a reader of the base revision's files)."""
     if base is None and reviews is None:
         return
     if base is not None:
         result.diff_checked = True
-    ctx_extras: dict = {**(extras or {}), "base": base, "change": change}
-    if reviews is not None:
-        ctx_extras["reviews"] = reviews
-    ctx = PlanContext(data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config, extras=ctx_extras)
+    ctx = PlanContext(
+        data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config,
+        file=file, base=base, change=change, reviews=reviews, base_text=base_text,
+    )
     for rule in DIFF_RULES:
         if not config.enabled(rule.code) or (base is None and rule.code != "PL707"):
             continue
@@ -376,9 +379,7 @@ def _run_diff_rules(
             add_finding(result, code, problem, result.positions, config, suppressed=code not in UNSUPPRESSIBLE)
 
 
-def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extras: dict | None = None) -> Report:
-    extras = dict(extras or {})
-    pull_request = extras.pop("pull_request", None)  # the GitHub pull request this run is for (PL707), or None
+def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, services: Services | None = None, pull_request=None) -> Report:
     base = _base_commit(repo, git, rev)
     root = os.path.realpath(repo.working_tree_dir)
     scope = _Scope(paths, config, os.path.realpath(cwd), root, base.tree)
@@ -409,7 +410,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extra
         if head is not None:
             display, explicit = head
             linted.add(scope.absolute(change.head_rel))
-            result = lint_file(display, Path(os.path.join(cwd, display)), explicit, config, extras)
+            result = lint_file(display, Path(os.path.join(cwd, display)), explicit, config, services)
             if result is None:  # not a plan (any more)
                 if base_data is not None:
                     cards.append(plan_changes.card("deleted", display, base_data, None))
@@ -419,8 +420,10 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, extra
             cards.append(plan_changes.card(change.kind, display, base_data, head_data))
             cards[-1]["fields"] += plan_changes.run_config_fields(base_data, head_data, read_base, read_head)
             reviews = approvals.for_plan(base_data, head_data)
-            run_extras = {"file": Path(os.path.join(cwd, display)), "base_text": read_base}
-            _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display), config, reviews, run_extras)
+            _run_diff_rules(
+                result, base_data, PlanChange(change.kind, display, base_display), config, reviews,
+                file=Path(os.path.join(cwd, display)), base_text=read_base,
+            )
             results.append(result)
         elif base_data is not None:  # deleted, or renamed out of PATHs: only PL704 applies
             where = scope.display(change.head_rel) if change.head_rel else base_display

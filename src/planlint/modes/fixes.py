@@ -39,6 +39,7 @@ from planlint.core.yaml_values import YamlFloat, YamlInt, parse_number, scalar_t
 from planlint.engine.discovery import discover
 from planlint.engine.lint import lint_file
 from planlint.engine.run import finish
+from planlint.rules.base import Services
 from planlint.modes.edits import (
     Edit,
     Fix,
@@ -265,17 +266,17 @@ def candidate_fixes(text: str, data: dict, positions: Positions, publications, w
     return [*_release_fix(plan, publications), *_grader_fixes(plan, publications), *_spend_fix(plan), *_currency_fix(plan)]
 
 
-def fix_paths(paths, config, extras: dict, *, write: bool = True) -> FixOutcome:
+def fix_paths(paths, config, services: Services | None = None, *, write: bool = True) -> FixOutcome:
     """Lint, fix what was reported and can be fixed with certainty, and write (or diff) the files."""
     results = []
     for display, path, explicit in discover(paths, config):
-        result = lint_file(display, path, explicit, config, extras)
+        result = lint_file(display, path, explicit, config, services)
         if result is not None:
             results.append((result, path))
     finish([r for r, _ in results], config)
     outcome = FixOutcome()
     diffs: list[str] = []
-    publications = extras.get("publications")
+    publications = services.publications if services is not None else None
     for result, path in results:
         if not result.is_plan or result.data is None or result.text is None:
             continue  # PL001/PL004/PL006: never touched

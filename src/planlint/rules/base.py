@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
 
 from planlint.core.positions import Route, Span
 
@@ -67,14 +68,54 @@ def lookup(data: Any, route: tuple) -> Any:
     return node
 
 
+@dataclass(frozen=True)
+class Note:
+    """What a rule yields besides problems: not a finding, something it could not check.
+
+    `skipped`: the text is a split path the data checks did not find in this
+    checkout (the engine makes one note of them for the whole run); otherwise
+    the text is a note of its own.
+    """
+
+    text: str
+    skipped: bool = False
+
+
+#: How the result cache treats a service (the `cache` metadata of each field of
+#: Services): NEUTRAL changes no finding; CATALOG is keyed by the catalog as the
+#: rules see it; a field without one makes a run that sets it uncacheable.
+NEUTRAL = "neutral"
+CATALOG = "catalog"
+
+
+@dataclass(frozen=True)
+class Services:
+    """What a run hands every rule besides the plan and the config: typed, read-only, one per run.
+
+    The result cache keys on these fields as their `cache` metadata says
+    (engine.parallel.services_fingerprint), so a new field cannot be forgotten there.
+    """
+
+    publications: Any = field(default=None, metadata={"cache": CATALOG})  # services.publications.Publications: catalog, registry
+    cache_dir: str | None = field(default=None, metadata={"cache": NEUTRAL})  # where the data checks keep their results
+    repinned: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=dict)  # --fix: path -> grader id -> (old, new)
+
+
 @dataclass
 class PlanContext:
-    """One plan as the rules see it."""
+    """One plan as the rules see it: its data, the config, the run's services, and what
+    the engine knows about this plan (its file; in diff mode its base version)."""
 
     data: dict
     path: str
     config: Any = None
-    extras: dict = field(default_factory=dict)  # per-run services (catalog, registry, base plan)
+    services: Services = field(default_factory=Services)
+    file: Path | None = None  # the plan's file: data rules look for split paths beside it
+    base: Any = None  # diff mode: the plan's data at the merge-base, or None
+    change: Any = None  # diff mode: a rules.diff.PlanChange
+    reviews: Any = None  # diff mode, PL707: the pull request's reviews, when the run is for one
+    base_text: Callable[[str], str | None] | None = None  # diff mode: reads a file of the base revision (PL708)
+    memo: dict = field(default_factory=dict, repr=False)  # work rules of one plan share (the data checks run once for three)
 
     def get(self, *route: Any) -> Any:
         """The value at `route`, or MISSING when a key is absent or a step is not a container."""

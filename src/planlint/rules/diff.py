@@ -2,12 +2,12 @@
 
 These rules run only with `--diff-base REV`. They never touch git: diff mode
 (`planlint.modes.diff`) reads the base version of each changed plan and hands
-it to them as data in `ctx.extras`:
+it to them as fields of the context:
 
-* `ctx.extras["base"]`: the plan's data at the merge-base (a dict), or absent
+* `ctx.base`: the plan's data at the merge-base (a dict), or None
   when the plan is new or its base version was not a readable plan;
-* `ctx.extras["change"]`: a `PlanChange` saying how the file changed;
-* `ctx.extras["reviews"]`: for PL707, a `reviews.ReviewState` (the pull
+* `ctx.change`: a `PlanChange` saying how the file changed;
+* `ctx.reviews`: for PL707, a `reviews.ReviewState` (the pull
   request's reviews, read by diff mode's caller), absent outside a pull request.
 
 For a deleted plan `ctx.data` is empty: only PL704 has something to say.
@@ -158,7 +158,7 @@ def frozen_eval_changed(ctx: PlanContext) -> Iterator[Problem]:
           eval: {path: data/retail/eval.jsonl, frozen: true}
           boundary: {group_key: customer_id, time_key: created_at, cutoff: 2026-08-01}
     """
-    base = ctx.extras.get("base")
+    base = ctx.base
     if not isinstance(base, dict) or not ctx.data:
         return
     status = lookup(base, ("metadata", "status"))
@@ -212,7 +212,7 @@ def release_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
           grader_versions: {db-state: 1.4.2, tone: 3.0.1}
           result: {metric: pass@1, value: 0.44, rollouts: 64}
     """
-    base = ctx.extras.get("base")
+    base = ctx.base
     if not isinstance(base, dict) or not ctx.data:
         return
     old, new = lookup(base, ("dataset", "release")), ctx.get("dataset", "release")
@@ -250,7 +250,7 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
         # head
         budget: {currency: USD, max_spend: 400, estimated_cost: 180, approved_by: "@finance-ml"}
     """
-    base = ctx.extras.get("base")
+    base = ctx.base
     if not isinstance(base, dict) or not ctx.data:
         return
     old = spend_amount(lookup(base, ("budget", "max_spend")))
@@ -291,8 +291,8 @@ def active_plan_removed(ctx: PlanContext) -> Iterator[Problem]:
         metadata: {name: retail-refund-window, owner: "@support-ml", status: completed}
         # head: deleted
     """
-    change = ctx.extras.get("change")
-    base = ctx.extras.get("base")
+    change = ctx.change
+    base = ctx.base
     if not isinstance(change, PlanChange) or not isinstance(base, dict):
         return
     if change.kind not in ("deleted", "renamed") or lookup(base, ("metadata", "status")) != "running":
@@ -367,10 +367,10 @@ def approval_not_verified(ctx: PlanContext) -> Iterator[Problem]:
         # reviews: carol APPROVED, author: bob
         budget: {currency: USD, max_spend: 250, estimated_cost: 180, approved_by: "@carol"}
     """
-    state = ctx.extras.get("reviews")
+    state = ctx.reviews
     if not isinstance(state, ReviewState) or not ctx.data:
         return
-    why = approval_needed(ctx.extras.get("base"), ctx.data)
+    why = approval_needed(ctx.base, ctx.data)
     if why is None:
         return
     value = ctx.get("budget", "approved_by")

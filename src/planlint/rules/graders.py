@@ -264,7 +264,7 @@ def baseline_grader_mismatch(ctx: PlanContext) -> Iterator[Problem]:
         return
     if not isinstance(recorded, dict):
         return
-    repinned = ctx.extras.get("repinned", {}).get(ctx.path, {})  # set by --fix
+    repinned = ctx.services.repinned.get(ctx.path, {})  # set by --fix
     for ident, version in recorded.items():
         if ident in versions and scalar_text(version) != scalar_text(versions[ident]):
             why = ""

@@ -18,7 +18,7 @@ from typing import Iterator
 from planlint.core.messages import show
 from planlint.core.paths import repository_root
 from planlint.core.yaml_values import scalar_text
-from planlint.rules.base import ERROR, PlanContext, Problem, rule
+from planlint.rules.base import ERROR, Note, PlanContext, Problem, rule
 from planlint.rules.splits import predefined_only
 
 _RESULT = "_split_data"
@@ -33,7 +33,7 @@ def _lookup_order(value: str, ctx: PlanContext) -> list[Path]:
     root = getattr(ctx.config, "root", None)
     if root is not None:
         bases.append(Path(root))
-    plan_file = ctx.extras.get("file")
+    plan_file = ctx.file
     if plan_file is not None:
         bases.append(Path(plan_file).parent)
     return [base / candidate for base in bases]
@@ -55,7 +55,7 @@ def _inside_the_checkout(path: Path, ctx: PlanContext) -> bool:
     root = getattr(ctx.config, "root", None)
     if root is not None:
         roots.add(os.path.realpath(root))
-    plan_file = ctx.extras.get("file")
+    plan_file = ctx.file
     if plan_file is not None:
         roots.add(os.path.realpath(repository_root(os.path.dirname(os.path.abspath(plan_file)))))
     for base in roots:
@@ -90,24 +90,24 @@ def inputs(ctx: PlanContext) -> list[Path]:
     return looked
 
 
-def split_data_problems(ctx: PlanContext) -> list[Problem]:
-    """Run (once per plan) the data checks; their problems, with notes recorded."""
-    if _RESULT in ctx.extras:
-        return ctx.extras[_RESULT]
+def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
+    """Run (once per plan: the result is kept in ctx.memo) the data checks: their problems and notes."""
+    if _RESULT in ctx.memo:
+        return ctx.memo[_RESULT]
     problems: list[Problem] = []
-    ctx.extras[_RESULT] = problems
-    notes = ctx.extras.setdefault("notes", [])
+    notes: list[Note] = []
+    ctx.memo[_RESULT] = (problems, notes)
     if predefined_only(ctx.get("splits", "boundary")):
         # A benchmark's own split: no group or time key to check, and the rules
         # do not guess one. Said in a note, so the skipped checks are not silent.
-        notes.append(
+        notes.append(Note(
             f"{ctx.path}: splits.boundary.predefined {show(ctx.get('splits', 'boundary', 'predefined'))} is a benchmark's own split: "
             "the data-aware leakage checks (PL207-PL209) need a group_key or time_key and did not run"
-        )
-        return problems
+        ))
+        return problems, notes
     paths = _local_paths(ctx)
     if paths is None:
-        return problems
+        return problems, notes
     settings = getattr(ctx.config, "data", None) or {}
     resolved = {split: _resolve(value, ctx) for split, value in paths.items()}
     outside = [split for split, found in resolved.items() if found is not None and not _inside_the_checkout(found, ctx)]
@@ -118,16 +118,16 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
             if settings.get("require"):
                 problems.append(Problem(("splits", split, "path"), f"{message}, and data checks are required (--require-data)", code="PL006"))
             else:
-                notes.append(f"{ctx.path}: {message}; data checks skipped")
-        return problems
+                notes.append(Note(f"{ctx.path}: {message}; data checks skipped"))
+        return problems, notes
     absent = [split for split, found in resolved.items() if found is None]
     if absent:
         if settings.get("require"):
             for split in absent:
                 problems.append(Problem(("splits", split, "path"), f"splits.{split}.path {show(paths[split])} does not exist locally, and data checks are required (--require-data): add the file or fix the path", code="PL006"))
         else:  # one note for the whole run, made by the engine
-            ctx.extras.setdefault("data_skipped", []).extend(paths[split] for split in absent)
-        return problems
+            notes.extend(Note(paths[split], skipped=True) for split in absent)
+        return problems, notes
     boundary = ctx.mapping("splits", "boundary") or {}
     # Deliberately lazy: the split-file readers load only for plans whose split files are here.
     from planlint.services.split_data import check_split_data
@@ -135,7 +135,7 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
     def text(value):
         return scalar_text(value) if value is not None and not isinstance(value, (dict, list)) else None
 
-    cache_dir = ctx.extras.get("cache_dir")
+    cache_dir = ctx.services.cache_dir
     issues, data_notes = check_split_data(
         resolved["train"], resolved["eval"],
         group_key=text(boundary.get("group_key")),
@@ -153,19 +153,23 @@ def split_data_problems(ctx: PlanContext) -> list[Problem]:
         if note.over_budget and settings.get("require"):  # a limit cut the checks short: not a pass
             problems.append(Problem(("splits", note.split or "train", "path"), f"{note.message}, and data checks are required (--require-data)", code="PL006"))
             continue
-        notes.append(f"{ctx.path}: {where}: {note.message}")
-    return problems
+        notes.append(Note(f"{ctx.path}: {where}: {note.message}"))
+    return problems, notes
 
 
-def _own(ctx: PlanContext, code: str) -> Iterator[Problem]:
-    for problem in split_data_problems(ctx):
+def _own(ctx: PlanContext, code: str) -> Iterator[Problem | Note]:
+    problems, notes = split_data_problems(ctx)
+    if "notes given" not in ctx.memo:  # the first of the three data rules to run returns the notes
+        ctx.memo["notes given"] = True
+        yield from notes
+    for problem in problems:
         # A required file that is missing (PL006) is reported once, with PL207.
         if problem.code == code or (code == "PL207" and problem.code == "PL006"):
             yield problem
 
 
 @rule("PL207", "group-leakage", ERROR, scope="data")
-def group_leakage(ctx: PlanContext) -> Iterator[Problem]:
+def group_leakage(ctx: PlanContext) -> Iterator[Problem | Note]:
     """A `group_key` value occurs in both local split files.
 
     Separate files are not separate data when the same customer (or
@@ -201,7 +205,7 @@ def group_leakage(ctx: PlanContext) -> Iterator[Problem]:
 
 
 @rule("PL208", "time-leakage", ERROR, scope="data")
-def time_leakage(ctx: PlanContext) -> Iterator[Problem]:
+def time_leakage(ctx: PlanContext) -> Iterator[Problem | Note]:
     """A train row is at or after the `cutoff`, or an eval row is before it.
 
     A time boundary promises that the model is evaluated on a period it never
@@ -238,7 +242,7 @@ def time_leakage(ctx: PlanContext) -> Iterator[Problem]:
 
 
 @rule("PL209", "duplicate-across-splits", ERROR, scope="data")
-def duplicate_across_splits(ctx: PlanContext) -> Iterator[Problem]:
+def duplicate_across_splits(ctx: PlanContext) -> Iterator[Problem | Note]:
     """The same normalized input occurs in train and eval.
 
     A prompt that is in both splits is memorised, not generalised. Inputs are

@@ -1,7 +1,7 @@
 """Pins that point at something published: PL105, PL106.
 
 These rules run only when a catalog or registry is in use (the CLI puts a
-`Publications` in `ctx.extras["publications"]`). A reference that is missing
+`Publications` in `ctx.services.publications`). A reference that is missing
 or floating is PL101/PL102/PL301/PL302's business, so it is not checked here.
 A name the catalog does not list at all is a warning: the catalog may lag
 behind, or the name may be a typo, and either way the pin went unchecked.
@@ -50,7 +50,7 @@ def release_not_published(ctx: PlanContext) -> Iterator[Problem]:
           name: retail-refunds
           release: "2026.11.03"
     """
-    publications: Publications | None = ctx.extras.get("publications")
+    publications: Publications | None = ctx.services.publications
     dataset = ctx.mapping("dataset")
     if publications is None or dataset is None:
         return
@@ -111,7 +111,7 @@ def grader_version_not_published(ctx: PlanContext) -> Iterator[Problem]:
             judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
             calibration: {labels: 200, agreement: 0.87}
     """
-    publications: Publications | None = ctx.extras.get("publications")
+    publications: Publications | None = ctx.services.publications
     if publications is None:
         return
     for index, grader in ctx.graders():

@@ -56,7 +56,7 @@ class RunFiles:
 
 def repository_root(ctx: PlanContext) -> Path:
     """The git top level above the plan file, else the project root (config file's directory or cwd)."""
-    plan_file = ctx.extras.get("file")
+    plan_file = ctx.file
     if plan_file is not None:
         top = _git_top_level(os.path.dirname(os.path.abspath(plan_file)))
         if os.path.exists(os.path.join(top, ".git")):
@@ -101,11 +101,11 @@ def resolve_config(value: str, root: Path) -> tuple[Path | None, str | None]:
 
 def run_files(ctx: PlanContext) -> RunFiles:
     """The plan's run configs, read and parsed once (shared by PL801, PL008, PL901-PL903, PL708)."""
-    cached = ctx.extras.get(_DOCUMENTS)
+    cached = ctx.memo.get(_DOCUMENTS)
     if cached is not None:
         return cached
     files = RunFiles()
-    ctx.extras[_DOCUMENTS] = files
+    ctx.memo[_DOCUMENTS] = files
     run = ctx.get("run")
     if not isinstance(run, dict) or run.get("platform") != "osmosis":
         return files
@@ -555,7 +555,7 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
         [checkpoints]
         checkpoint_save_freq = 10
     """
-    base, read_base = ctx.extras.get("base"), ctx.extras.get("base_text")
+    base, read_base = ctx.base, ctx.base_text
     if not isinstance(base, dict) or not ctx.data or read_base is None:
         return
     if lookup(base, ("metadata", "status")) != "running" or lookup(base, ("run", "platform")) != "osmosis":

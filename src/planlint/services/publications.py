@@ -5,7 +5,7 @@ version is published; `--fix` asks it for the newest published one. Online,
 the registry is the authority and the catalog answers only what the registry
 could not (it was unreachable, or a name cannot be put in a URL). The CLI
 builds one `Publications` per run and hands it to the rules through
-`PlanContext.extras["publications"]`.
+`PlanContext.services.publications`.
 """
 
 from __future__ import annotations
