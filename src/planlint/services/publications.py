@@ -19,7 +19,6 @@ from planlint.core.floating import floating_reason
 from planlint.core.registry_settings import URL_VARIABLE, parse_settings, resolve, trusted
 from planlint.core.yaml_values import scalar_text
 from planlint.services.catalog import Catalog, CatalogError, load_catalog
-from planlint.services.registry import Cache, Registry, RegistryError
 
 PUBLISHED = "published"
 NOT_PUBLISHED = "not-published"
@@ -157,6 +156,9 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
     if raw is None and online and (environ.get(URL_VARIABLE) or "").strip():
         raw = {}  # the environment names the registry; the config need not
     if raw is not None:
+        # Deliberately lazy: the registry client and its HTTP stack load only when a registry is configured.
+        from planlint.services.registry import Cache, Registry, RegistryError
+
         try:
             settings = parse_settings(raw, url_optional=True)
             trust = trusted(environ)
