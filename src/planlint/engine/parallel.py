@@ -26,7 +26,6 @@ from typing import Any, Iterable
 from planlint.core.config import Config
 from planlint.core.loader import load_text
 from planlint.core.model import FileResult
-from planlint.engine.cache import MISS, file_state
 from planlint.engine.lint import lint_file
 from planlint.rules import RULES
 from planlint.rules.base import CATALOG, NEUTRAL, PlanContext, Services
@@ -109,6 +108,9 @@ def lint_targets(targets: list[Target], config: Config, *, services: Services | 
         todo = list(range(len(targets)))
         keys = [None] * len(targets)
     else:
+        # Deliberately lazy: the result cache's module (hashing, atomic writes) loads only when caching.
+        from planlint.engine.cache import MISS
+
         for index, (display, path, explicit) in enumerate(targets):
             hit, key = cache.lookup(display, path, explicit)
             if hit is MISS:
@@ -159,6 +161,8 @@ def _inputs(result: FileResult, display: str, path: Path, config: Config, servic
     looked = run_inputs(ctx)  # the run configs and their entrypoints (PL801, PL008, PL901-PL903)
     if any(r.scope == "data" and config.enabled(c) for c, r in RULES.items()):
         looked += inputs(ctx)
+    from planlint.engine.cache import file_state  # only when caching (see lint_targets)
+
     return [(str(p), file_state(p)) for p in looked]
 
 
