@@ -193,6 +193,13 @@ def test_sdk_agrees(tmp_path, planlint):
         result = planlint("--format", "json", "plans/", cwd=root)
         verdicts[str(root / rel)] = not any(f["code"] == "PL901" for f in result.json["findings"])
         jobs.append((config.parent.name, str(root / rel), str(root)))
+    templates = tmp_path / "templates"  # the SDK's own templates, as shipped: valid for both
+    _template_repo(templates, "draft")
+    result = planlint("--format", "json", "plans/", cwd=templates)
+    for kind in ("training", "eval"):
+        path = str(templates / "configs" / kind / "t.toml")
+        verdicts[path] = not any(f["code"] == "PL901" for f in result.json["findings"])
+        jobs.append((kind, path, str(templates)))
     run = subprocess.run([python, "-c", _SDK_CHECK, json.dumps(jobs)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     sdk = json.loads(run.stdout)
@@ -351,3 +358,57 @@ def test_every_value_the_scanner_places_reads_back_as_that_value():
             assert tomllib.loads("v = " + source)["v"] == value, (route, source, text)
             checked += 1
     assert checked > 5000
+
+
+# --------------------------------------------------------------------------- the SDK's templates, left with their placeholders
+
+TEMPLATES = RUN_FIXTURES / "templates"  # osmosis-ai 0.3.8's training.toml.tpl and eval.toml.tpl, verbatim
+
+
+def _template_repo(root: Path, status: str) -> None:
+    lay_out(root, run="run:\n  platform: osmosis\n  training_config: configs/training/t.toml\n  eval_config: configs/eval/t.toml", status=status)
+    for kind in ("training", "eval"):
+        (root / "configs" / kind).mkdir(parents=True)
+        shutil.copy(TEMPLATES / f"{kind}.toml", root / "configs" / kind / "t.toml")
+
+
+def test_the_sdk_templates_as_shipped(tmp_path, planlint):
+    """Left with their placeholders: no format error (the SDK accepts them), nothing compared or looked for
+    on disk for a placeholder (PL008's), the unpinned code is PL902 (a warning while draft)."""
+    _template_repo(tmp_path, "draft")
+    findings = planlint("--format", "json", "plans/", cwd=tmp_path).json["findings"]
+    assert sorted((f["path"], f["line"], f["code"], f["severity"]) for f in findings if f["path"].endswith(".toml")) == [
+        ("configs/eval/t.toml", 4, "PL902", "warning"),
+        ("configs/training/t.toml", 9, "PL902", "warning"),
+    ], _report_findings(findings)
+
+
+def test_placeholders_of_the_sdk_templates_are_found_where_they_are_written(tmp_path):
+    """run.placeholder_problems: what PL008 reports in the run configs, at the template's blanks."""
+    from planlint.core.config import Config
+    from planlint.core.loader import load_file
+    from planlint.rules.base import PlanContext
+    from planlint.rules.run import placeholder_problems
+
+    _template_repo(tmp_path, "approved")
+    os.chdir(tmp_path)
+    plan = tmp_path / "plans" / "plan.yaml"
+    loaded = load_file(plan)
+    config = Config(root=tmp_path)
+    ctx = PlanContext(data=loaded.data, path="plans/plan.yaml", config=config, file=plan)
+    problems = list(placeholder_problems(ctx))
+    assert {p.code for p in problems} == {"PL008"}
+    where = sorted((p.document.path, p.document.positions.values[p.route].line, ".".join(p.route)) for p in problems)
+    assert where == [
+        ("configs/eval/t.toml", 5, "experiment.rollout"),
+        ("configs/eval/t.toml", 8, "experiment.dataset"),
+        ("configs/training/t.toml", 10, "experiment.rollout"),
+        ("configs/training/t.toml", 12, "experiment.model_path"),
+        ("configs/training/t.toml", 13, "experiment.dataset"),
+    ]
+    assert all(p.severity is None for p in problems)  # errors: the plan is approved
+    assert all("placeholder" in p.message for p in problems)
+
+
+def _report_findings(findings) -> str:
+    return "\n".join(f"{f['path']}:{f['line']}:{f['column']} {f['code']} {f['message']}" for f in findings)

@@ -21,13 +21,13 @@ branch and commit_sha together is PL901, not also PL902.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 from planlint.core.messages import show
 from planlint.core.paths import repository_root as _git_top_level
+from planlint.core.placeholders import placeholder
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, lookup, rule
 from planlint.services.run_config import (
     TRAINING,
@@ -147,26 +147,21 @@ def string_values(ctx: PlanContext) -> Iterator[tuple[Any, tuple, str]]:
                 yield document, route, text
 
 
-def placeholder_problems(ctx: PlanContext, is_placeholder, severity: str | None = None) -> Iterator[Problem]:
-    """PL008 in the run configs: `is_placeholder(text)` is the plan rule's own test."""
+def placeholder_problems(ctx: PlanContext) -> Iterator[Problem]:
+    """PL008 in the run configs the plan names (for the PL008 rule to yield beside the plan's own):
+    an error, a warning while the plan is a draft, as in the plan."""
+    draft = ctx.get("metadata", "status") == "draft"
     for document, route, text in string_values(ctx):
-        if is_placeholder(text):
+        why = placeholder(text)
+        if why:
             where = ".".join(str(part) for part in route)
-            yield Problem(route, f"{where} is a placeholder ({show(text)}): fill it in before the run is submitted", document=document, code="PL008", severity=severity)
-
-
-_PLACEHOLDER_WORD = re.compile(r"(?<![A-Za-z0-9])(?:TODO|TBD|FIXME|XXX|CHANGEME|REPLACE_ME)(?![A-Za-z0-9])")
-
-
-def is_placeholder(text: str) -> bool:
-    """An unfinished value (PL008's test): a TODO-like word in capitals, `...`, or `<wholly in angle brackets>`."""
-    stripped = text.strip()
-    return bool(_PLACEHOLDER_WORD.search(text)) or stripped == "..." or (len(stripped) > 2 and stripped[0] == "<" and stripped[-1] == ">")
+            advice = "fill it in before the plan leaves draft" if draft else "fill it in before the run is submitted"
+            yield Problem(route, f"{where} = {show(text)} is a placeholder ({why}): {advice}", document=document, code="PL008", severity=WARNING if draft else None)
 
 
 def _placeholder(text: Any) -> bool:
     """Values not filled in yet: PL008 reports them, the other run rules leave them alone."""
-    return isinstance(text, str) and is_placeholder(text)
+    return isinstance(text, str) and placeholder(text) is not None
 
 
 # --------------------------------------------------------------------------- rules
