@@ -27,7 +27,7 @@ from planlint.core import suppressions as supp
 from planlint.core.config import Config, approvers_settings, parse_approvers
 from planlint.core.loader import decode, load_file, load_text, read_text
 from planlint.core.messages import sanitize, show
-from planlint.core.model import FileResult, Report, UsageError, is_plan
+from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, FileResult, Report, UsageError, is_plan
 from planlint.core.reviews import ReviewState
 from planlint.engine.discovery import _SKIP_DIRS, YAML_SUFFIXES, discover
 from planlint.engine.lint import add_finding, lint_file
@@ -318,6 +318,29 @@ def _base_plan(base_tree, rel: str, config: Config) -> dict | None:
     return loaded.data
 
 
+def _no_longer_a_plan(path: Path, config: Config) -> str:
+    """What the file at `path` is now that it is not a readable plan, in words for PL704."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return "a symbolic link to a file that does not exist"
+    loaded = load_file(path, config.parser_limits())
+    if loaded.text is None:
+        why = loaded.problems[0].message if loaded.problems else "it cannot be read"
+        return f"a file that cannot be read ({why})"
+    if loaded.fatal:
+        why = loaded.problems[0].message if loaded.problems else "invalid YAML"
+        return f"a file that cannot be parsed ({why})"
+    data = loaded.data
+    if data is None or data == {} or data == [] or data == "":
+        return "empty (no YAML content)"
+    if isinstance(data, dict):
+        if data.get("apiVersion") != PLAN_API_VERSION:
+            return f"not a plan (apiVersion is {show(data.get('apiVersion'))}, not {PLAN_API_VERSION})" if "apiVersion" in data else "not a plan (no apiVersion)"
+        if data.get("kind") != PLAN_KIND:
+            return f"not a plan (kind is {show(data.get('kind'))}, not {PLAN_KIND})" if "kind" in data else "not a plan (no kind)"
+    what = "a sequence" if isinstance(data, list) else "a mapping" if isinstance(data, dict) else "a scalar"
+    return f"not a plan ({what}, not a mapping with apiVersion and kind)"
+
+
 # The plan is written by the pull request's author, who cannot vouch for their own approval:
 # PL707 is turned off only by the (base revision's) config, never by a comment in the plan.
 UNSUPPRESSIBLE = frozenset({"PL707"})
@@ -410,18 +433,26 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
         if head is not None:
             display, explicit = head
             linted.add(scope.absolute(change.head_rel))
-            result = lint_file(display, Path(os.path.join(cwd, display)), explicit, config, services)
-            if result is None:  # not a plan (any more)
-                if base_data is not None:
+            path = Path(os.path.join(cwd, display))
+            result = lint_file(display, path, explicit, config, services)
+            gone = None
+            if result is None or not isinstance(result.data, dict):
+                gone = _no_longer_a_plan(path, config)  # unreadable, unparseable, or not a plan (any more)
+                if result is None:  # not a plan (any more)
+                    if base_data is None:
+                        continue  # not a plan, and was none at the base
                     cards.append(plan_changes.card("deleted", display, base_data, None))
-                continue
+                    result = FileResult(display, is_plan=True)
+                    _run_diff_rules(result, base_data, PlanChange(change.kind, display, base_display, gone), config)
+                    results.append(result)
+                    continue
             head_data = result.data if isinstance(result.data, dict) else None
             spend.add("head", head_data)
             cards.append(plan_changes.card(change.kind, display, base_data, head_data))
             cards[-1]["fields"] += plan_changes.run_config_fields(base_data, head_data, read_base, read_head)
             reviews = approvals.for_plan(base_data, head_data)
             _run_diff_rules(
-                result, base_data, PlanChange(change.kind, display, base_display), config, reviews,
+                result, base_data, PlanChange(change.kind, display, base_display, gone), config, reviews,
                 file=Path(os.path.join(cwd, display)), base_text=read_base,
             )
             results.append(result)

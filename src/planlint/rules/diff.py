@@ -51,6 +51,7 @@ class PlanChange:
     kind: str
     path: str
     base_path: str | None = None
+    no_longer_a_plan: str | None = None  # for a file still there: what it is now, when not a readable plan
 
 
 # --------------------------------------------------------------------------- comparing
@@ -274,13 +275,17 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
 
 @rule("PL704", "active-plan-removed", ERROR, scope="diff")
 def active_plan_removed(ctx: PlanContext) -> Iterator[Problem]:
-    """A plan whose base status was `running` is deleted or renamed.
+    """A plan whose base status was `running` is deleted, renamed, or no longer a readable plan.
 
     A running experiment is tied to its plan: run records, dashboards and
     review threads point at the file. Deleting or moving it mid-run leaves the
-    run without its design. Finish the run first: set `metadata.status` to
-    `completed` or `abandoned`, then retire the plan in a later change.
-    The finding points at line 1 of the renamed file, or of the deleted path.
+    run without its design, and so does keeping the file but making it
+    something planlint cannot check: emptying it, replacing it with a symbolic
+    link to nothing, making it unreadable or unparseable, or changing its
+    `kind` or `apiVersion` so it is no longer a plan. Finish the run first:
+    set `metadata.status` to `completed` or `abandoned`, then retire the plan
+    in a later change. The finding points at line 1 of the renamed file, of
+    the deleted path, or of the file that is no longer a plan.
 
     Example (fails):
         # base
@@ -295,16 +300,22 @@ def active_plan_removed(ctx: PlanContext) -> Iterator[Problem]:
     base = ctx.base
     if not isinstance(change, PlanChange) or not isinstance(base, dict):
         return
-    if change.kind not in ("deleted", "renamed") or lookup(base, ("metadata", "status")) != "running":
+    if lookup(base, ("metadata", "status")) != "running":
+        return
+    if change.kind not in ("deleted", "renamed") and change.no_longer_a_plan is None:
         return
     name = lookup(base, ("metadata", "name"))
     plan = f"plan {show(name)}" if isinstance(name, str) else "plan"
     if change.kind == "deleted":
         yield Problem((), f"this {plan} was deleted while running (status: running at the base revision): "
                           f"keep it until the run ends, then set metadata.status to completed or abandoned")
-    else:
+    elif change.kind == "renamed":
         yield Problem((), f"this {plan} was renamed from {show(change.base_path)} while running (status: running at the base revision): "
                           f"keep its path until the run ends, then move it in a later change")
+    else:
+        yield Problem((), f"this {plan} was running at the base revision and is now {change.no_longer_a_plan}: "
+                          f"a running plan must stay a readable plan; restore it, and retire it only after the run ends "
+                          f"(metadata.status: completed or abandoned)")
 
 
 def approval_needed(base: Any, head: Any) -> str | None:
