@@ -133,3 +133,90 @@ def test_pl704_for_a_vanished_plan_shows_in_every_format(tmp_path, planlint):
     for fmt in ("text", "github", "sarif", "junit"):
         result = planlint("--diff-base", "main", "--format", fmt, "plans/", cwd=repo)
         assert result.status == 1 and "PL704" in result.out, (fmt, result)
+
+
+# --------------------------------------------------------------------------- item 3: changes that are not plan files
+
+
+def _rows(prefix: str, customers: list[str], prompts: list[str] | None = None) -> str:
+    return "".join(
+        json.dumps({"id": f"{prefix}{i}", "customer_id": c, "created_at": "2026-05-01" if prefix == "t" else "2026-08-10",
+                    "prompt": (prompts[i] if prompts else f"{prefix} question {i}")}) + "\n"
+        for i, c in enumerate(customers)
+    )
+
+
+def data_repo_files() -> dict[str, str]:
+    text = plan("leaky", status="running").replace("path: data/retail/train.jsonl", "path: data/train.jsonl").replace("path: data/retail/eval.jsonl", "path: data/eval.jsonl")
+    return {
+        "plans/leaky.yaml": text,
+        "plans/other.yaml": plan("other"),  # its split files are not in the repository
+        "data/train.jsonl": _rows("t", ["c-1", "c-2", "c-3"]),
+        "data/eval.jsonl": _rows("e", ["e-1", "e-2"]),
+        "data/unrelated.jsonl": _rows("u", ["c-1"]),
+    }
+
+
+def test_the_base_is_clean(tmp_path, planlint):
+    repo = pr(tmp_path, data_repo_files(), lambda repo: None)
+    assert planlint("--format", "json", "plans/", cwd=repo).json["findings"] == []
+
+
+def test_a_pr_that_only_adds_leaking_rows_to_a_split_file_is_pl207(tmp_path, planlint):
+    def leak(repo):
+        with open(repo / "data" / "eval.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(_rows("x", ["c-2"]))
+
+    repo = pr(tmp_path, data_repo_files(), leak)
+    full = planlint("--format", "json", "plans/", cwd=repo)
+    assert findings(full) == [("plans/leaky.yaml", "PL207")]
+    result = diff_lint(planlint, repo)
+    assert result.status == 1 and findings(result) == [("plans/leaky.yaml", "PL207")], result
+    assert result.json["files"] == 1  # only the plan whose split file changed
+
+
+def test_a_pr_that_only_changes_the_frozen_eval_file_is_pl209(tmp_path, planlint):
+    def copy_a_train_prompt(repo):
+        write(repo / "data" / "eval.jsonl", _rows("e", ["e-1", "e-2"], ["e question 0", "t question 1"]))
+
+    repo = pr(tmp_path, data_repo_files(), copy_a_train_prompt)
+    result = diff_lint(planlint, repo)
+    assert result.status == 1 and findings(result) == [("plans/leaky.yaml", "PL209")], result
+
+
+def test_a_split_file_reached_through_a_symlink_counts(tmp_path, planlint):
+    files = data_repo_files()
+    files["plans/leaky.yaml"] = files["plans/leaky.yaml"].replace("path: data/eval.jsonl", "path: data/current-eval.jsonl")
+
+    def base_extra(repo):
+        pass
+
+    repo = new_repo(tmp_path / "repo")
+    for name, text in files.items():
+        write(repo / name, text)
+    os.symlink("eval.jsonl", repo / "data" / "current-eval.jsonl")
+    commit(repo, "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    with open(repo / "data" / "eval.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(_rows("x", ["c-3"]))
+    commit(repo, "leak through the link's target")
+    result = diff_lint(planlint, repo)
+    assert findings(result) == [("plans/leaky.yaml", "PL207")], result
+
+
+def test_an_unrelated_data_file_does_not_relint_anything(tmp_path, planlint):
+    def touch(repo):
+        with open(repo / "data" / "unrelated.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(_rows("v", ["c-2"]))
+
+    repo = pr(tmp_path, data_repo_files(), touch)
+    result = diff_lint(planlint, repo)
+    assert result.status == 0 and result.json["files"] == 0, result
+
+
+def test_an_uncommitted_split_file_edit_counts_too(tmp_path, planlint):
+    repo = pr(tmp_path, data_repo_files(), lambda repo: None)
+    with open(repo / "data" / "train.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(_rows("t", ["e-2"], ["late train question"]))
+    result = diff_lint(planlint, repo)
+    assert findings(result) == [("plans/leaky.yaml", "PL207")], result

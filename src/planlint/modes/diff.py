@@ -39,6 +39,7 @@ from planlint.rules.base import Services
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange, approval_needed
 from planlint.rules.run import resolve_config
+from planlint.rules.leakage import inputs
 
 FETCH_HINT = (
     "this is a shallow clone (.git/shallow), so the history needed is missing: fetch the whole history "
@@ -465,21 +466,33 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
             _run_diff_rules(result, base_data, PlanChange(change.kind, where, base_display), config)
             results.append(result)
 
-    unchanged = _unchanged_plans(scope, config, linted)
+    # Plans the diff does not touch can still change verdict: their split files, the config or the catalog changed.
+    changed_files = {rel for c in every_change for rel in (c.base_rel, c.head_rel) if rel}
+    policy_changed = _policy_files(config, root) & changed_files
     other_names: dict[str, str] = {}
     commitments: list[tuple[str, float]] = []
-    for display, data in unchanged:
+    relinted: list[str] = []
+    for display, path, data in _unchanged_plans(scope, config, linted):
+        spend.add("base", data)
+        spend.add("head", data)
+        why = sorted(policy_changed) if policy_changed else _changed_inputs(data, path, config, root, changed_files, extras)
+        if why:
+            result = lint_file(display, path, False, config, extras)
+            if result is not None:
+                results.append(result)
+                relinted.append(display)
+                continue
         name = _plan_name(data)
         if name is not None:
             other_names.setdefault(name, display)
-        spend.add("base", data)
-        spend.add("head", data)
         commitment = committed(data)
         if commitment is not None:
             commitments.append(commitment)
+    results.sort(key=lambda r: r.path)
     report = finish(results, config, other_names=other_names if config.enabled("PL005") else {}, other_commitments=commitments)
     report.notes.append(
-        f"diff mode: {len(results)} changed plan(s) between {base.hexsha[:12]} (merge-base of {rev} and HEAD) and the working tree"
+        f"diff mode: {len(results) - len(relinted)} changed plan(s) between {base.hexsha[:12]} (merge-base of {rev} and HEAD) and the working tree"
+        + (f"; {len(relinted)} unchanged plan(s) linted too because their split files, the config or the catalog changed" if relinted else "")
     )
     report.notes.extend(approvals.notes())
     report.changes = cards
@@ -610,15 +623,38 @@ def _plans_of_changed_run_configs(every_change: list[_Change], changes: list[_Ch
     return found
 
 
-def _unchanged_plans(scope: _Scope, config: Config, linted: set[str]) -> list[tuple[str, dict]]:
-    """(display path, data) of every plan under PATHs that diff mode does not lint (PL005, committed spend)."""
-    plans: list[tuple[str, dict]] = []
-    if not scope.existing:
-        return plans
-    for display, path, _ in discover(scope.existing, config):
-        if os.path.realpath(os.path.join(scope.cwd, path)) in linted:
+def _policy_files(config: Config, root: str) -> set[str]:
+    """Repo-relative paths of the files that set policy for every plan: the config file and the catalog."""
+    found = set()
+    for path in (config.source, config.catalog):
+        if path is None:
             continue
-        loaded = load_file(Path(os.path.join(scope.cwd, path)), config.parser_limits())
+        rel = os.path.relpath(os.path.abspath(path), root)
+        if rel != ".." and not rel.startswith(".." + os.sep) and not os.path.isabs(rel):
+            found.add(Path(rel).as_posix())
+    return found
+
+
+def _changed_inputs(data: dict, path: Path, config: Config, root: str, changed: set[str], extras: dict | None) -> list[str]:
+    """The repo files among `changed` that the data checks would read for this plan (its split files)."""
+    ctx = PlanContext(data=data, path=str(path), config=config, extras={**(extras or {}), "file": path})
+    hits = []
+    for candidate in inputs(ctx):
+        for form in {os.path.abspath(candidate), os.path.realpath(candidate)}:
+            rel = os.path.relpath(form, root)
+            if not rel.startswith(".." + os.sep) and rel != ".." and Path(rel).as_posix() in changed:
+                hits.append(Path(rel).as_posix())
+    return hits
+
+
+def _unchanged_plans(scope: _Scope, config: Config, linted: set[str]):
+    """(display, path, data) of every plan under PATHs that is not among the changed files."""
+    if not scope.existing:
+        return
+    for display, path, _ in discover(scope.existing, config):
+        full = Path(os.path.join(scope.cwd, path))
+        if os.path.realpath(full) in linted:
+            continue
+        loaded = load_file(full, config.parser_limits())
         if not loaded.fatal and is_plan(loaded.data):
-            plans.append((display, loaded.data))
-    return plans
+            yield display, full, loaded.data
