@@ -145,10 +145,21 @@ def _lint(argv: list[str]) -> int:
         config = load_config(args.config, codes=RULES)
     except ConfigError as exc:
         raise _Exit(2, str(exc)) from None
-    if args.select:
-        config.select = [c for value in args.select for c in codes_list(value)]
-    if args.ignore:
-        config.ignore = config.ignore + [c for value in args.ignore for c in codes_list(value)]
+    policy = None
+    if args.diff_base is not None and not args.fix:
+        # A pull request is judged by the merge-base's configuration and catalog, not by the ones it brings.
+        from planlint.modes.diff import base_policy
+
+        try:
+            policy = base_policy(args.config, args.diff_base, config)
+        except (UsageError, ConfigError) as exc:
+            raise _Exit(2, str(exc)) from None
+        config = policy.config
+    for target in [config] + ([policy.head_config] if policy is not None else []):
+        if args.select:
+            target.select = [c for value in args.select for c in codes_list(value)]
+        if args.ignore:
+            target.ignore = target.ignore + [c for value in args.ignore for c in codes_list(value)]
     problem = check_selectors(config.select + config.ignore, RULES)
     if problem:
         raise _Exit(2, f"--select/--ignore: {problem}")
@@ -194,7 +205,7 @@ def _lint(argv: list[str]) -> int:
                 pull_request = from_environment()
             else:
                 pull_request = None
-            report = lint_diff(paths, config, args.diff_base, services=services, pull_request=pull_request)
+            report = lint_diff(paths, config, args.diff_base, services=services, pull_request=pull_request, policy=policy)
         else:
             report = lint_paths(paths, config, services=services, named_as_discovered=args.skip_non_plans, jobs=args.jobs, cache=_result_cache(args, config))
     except UsageError as exc:

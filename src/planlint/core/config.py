@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits, load_file
+from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits, load_file, load_text
 from planlint.core.paths import leads_outside, repository_root
 from planlint.core.registry_settings import parse_settings
 
@@ -48,6 +48,8 @@ class Config:
     committed_limit: dict[str, float] = field(default_factory=dict)  # budget.committed_limit (PL507)
     approvers: dict[str, list[str]] = field(default_factory=dict)  # team -> logins (PL707; read from the base revision)
     calibration: dict = field(default_factory=dict)  # PL308 thresholds: min_labels, min_agreement
+    # The catalog's content when it is not the file at `catalog` (diff mode: the base revision's); None reads the file.
+    catalog_text: str | None = None
     _exclude_res: list = field(default_factory=list, repr=False)
 
     def enabled(self, code: str) -> bool:
@@ -173,6 +175,48 @@ def load_config(explicit: str | None = None, cwd: Path | None = None, *, codes: 
         if path is None:
             return Config(root=cwd)
     raw = _read(path)
+    return _build(raw, path, codes)
+
+
+def raw_settings(path: Path) -> dict:
+    """The settings a config file holds, as written (the table or mapping), validated only for shape."""
+    return _read(path)
+
+
+def settings_from_text(text: str, path: Path) -> dict | None:
+    """The settings in `text`, the content `path` had elsewhere (a base revision); None when it configures nothing.
+
+    A pyproject.toml without a [tool.planlint] table configures nothing, as in discovery.
+    """
+    if path.name == "pyproject.toml" or path.suffix == ".toml":
+        try:
+            import tomllib  # type: ignore[import-not-found]
+        except ImportError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
+        tool = doc.get("tool")
+        table = tool.get("planlint") if isinstance(tool, dict) else None
+        if table is None:
+            return None
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: tool.planlint must be a table of settings")
+        return table
+    loaded = load_text(text)
+    if loaded.problems:
+        first = loaded.problems[0]
+        raise ConfigError(f"{path}:{first.span.line}:{first.span.column}: {first.message}")
+    if loaded.data is None:
+        return {}
+    if not isinstance(loaded.data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings")
+    return loaded.data
+
+
+def build_config(raw: dict, path: Path, codes: Iterable[str] | None = None) -> Config:
+    """A Config from settings read elsewhere (`settings_from_text`), as if they were in `path`."""
     return _build(raw, path, codes)
 
 

@@ -81,6 +81,8 @@ class Report:
     changes: list[dict] | None = None  # one card per plan: path, plan, change, status, fields
     committed_spend: dict | None = None  # currency -> {base, head, delta[, limit]}
     missing_inputs: dict[str, list[str]] = field(default_factory=dict)  # path -> what the plan still needs
+    # diff mode: what the pull request adds that a reviewer must see ("catalog_added", "suppressions_added")
+    review: dict = field(default_factory=dict)
 
     @property
     def errors(self) -> int:

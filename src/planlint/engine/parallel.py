@@ -42,8 +42,8 @@ MIN_FILES_PER_WORKER = 24
 # reads anything else (a registry, git) has another scope, and while one is
 # enabled nothing is cached.
 CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo", "data"})
-# ... except scopes whose rules never run here: diff rules run in diff mode only.
-NOT_RUN_BY_LINT_PATHS = frozenset({"diff"})
+# ... except scopes whose rules never run here: diff rules (and PL705, scope policy) run in diff mode only.
+NOT_RUN_BY_LINT_PATHS = frozenset({"diff", "policy"})
 # A split file changed this close to (or after) the start of its plan's lint
 # may have been read half old, half new; its result is not cached. Covers
 # coarse file-system clocks.

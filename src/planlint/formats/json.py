@@ -19,4 +19,7 @@ def format_json(report: Report, **_: object) -> str:
         payload["committed_spend"] = report.committed_spend or {}
     if report.missing_inputs:  # additive: only when a plan lists some (docs/plan-format.md, section 5)
         payload["missing_inputs"] = {path: list(items) for path, items in report.missing_inputs.items()}
+    for key in ("catalog_added", "suppressions_added"):  # diff mode only: additive keys
+        if key in report.review:
+            payload[key] = report.review[key]
     return json_text(payload) + "\n"

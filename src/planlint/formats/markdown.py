@@ -113,6 +113,7 @@ def render(
         out += ["", f"> {escape(_clip(note, _MAX_MESSAGE * 2))}"]
     if len(notes) < len(report.notes):
         out += ["", f"> … and {_plural(len(report.notes) - len(notes), 'more note')}."]
+    out += _review(report, max_rows)
     if report.changes is not None:
         out += _changes(report, max_cards)
     out += _missing_inputs(report, max_plans)
@@ -172,6 +173,35 @@ def _missing_inputs(report: Report, max_plans: int | None) -> list[str]:
         out.append(f"… and {_plural(len(plans) - limit, 'more plan')} with missing inputs.")
         out.append("")
     return out[:-1] if out[-1] == "" else out
+
+
+def _review(report: Report, max_rows: int) -> list[str]:
+    """Diff mode: what the pull request adds that silences or allows something, for the reviewer to judge."""
+    out: list[str] = []
+    catalog = report.review.get("catalog_added") or []
+    silenced = report.review.get("suppressions_added") or []
+    limit = max(max_rows, 10)
+    if catalog:
+        out += ["", "### Catalog entries added by this pull request", "",
+                "Plans are checked against the base branch's catalog; these entries count once merged.", "",
+                "| catalog | kind | name | release or version |", "|---|---|---|---|"]
+        for entry in catalog[:limit]:
+            value = entry.get("release", entry.get("version", ""))
+            out.append(f"| {escape(str(entry.get('catalog', '')))} | {escape(str(entry.get('kind', '')))} | {escape(str(entry.get('name', '')))} | {escape(str(value))} |")
+        if len(catalog) > limit:
+            out += ["", f"… and {_plural(len(catalog) - limit, 'more entry')}."]
+    if silenced:
+        out += ["", "### Suppressions added by this pull request", "",
+                "| location | suppression | reason | silences |", "|---|---|---|---|"]
+        for item in silenced[:limit]:
+            where = escape(f"{_display(str(item.get('path', '')))}:{item.get('line', '')}")
+            what = escape(f"{item.get('kind', '')}={','.join(map(str, item.get('codes', [])))}")
+            reason = escape(_clip(str(item.get("reason") or ""), _MAX_MESSAGE)) or "(no reason)"
+            used = ", ".join(map(str, item.get("silences", []))) or "nothing found"
+            out.append(f"| {where} | {what} | {reason} | {escape(used)} |")
+        if len(silenced) > limit:
+            out += ["", f"… and {_plural(len(silenced) - limit, 'more suppression')}."]
+    return out
 
 
 #: (findings, plans, notes, change cards) listed, from the whole report down to the counts alone.

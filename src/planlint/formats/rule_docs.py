@@ -34,10 +34,20 @@ def _blocks(rule) -> list[tuple[str, str]]:
             "Runs only with --diff-base REV. The examples show the plan at the base revision (# base)\n"
             "and as the change leaves it (# head).",
         ))
+    if rule.scope == "policy":
+        blocks.append((
+            "para",
+            "Runs only with --diff-base REV. The examples show the configuration file (.planlint.yaml)\n"
+            "at the base revision (# base) and as the pull request leaves it (# head).",
+        ))
     for title, key in (("Example (fails)", "fails"), ("Example (passes)", "passes")):
         if parts[key]:
             blocks.append(("example", f"{title}:\n{parts[key].rstrip()}"))
-    blocks.append(("silence", f"# planlint: disable={rule.code} -- <reason>"))
+    if rule.scope == "policy":  # a configuration file takes no suppression comments
+        blocks.append(("para", f"A configuration file takes no suppression comments: turn {rule.code} off with\n"
+                               f"ignore: [{rule.code}] in the base branch's configuration, or --ignore {rule.code}."))
+    else:
+        blocks.append(("silence", f"# planlint: disable={rule.code} -- <reason>"))
     return blocks
 
 

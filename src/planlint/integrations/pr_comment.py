@@ -70,6 +70,10 @@ def load_report(path: str) -> Report:
     ):
         raise UsageError(f"{path}: missing_inputs must map plan paths to lists of strings")
     report.missing_inputs = {str(plan): list(items) for plan, items in missing.items()}
+    for key in ("catalog_added", "suppressions_added"):  # diff mode's additive keys
+        value = data.get(key)
+        if isinstance(value, list):
+            report.review[key] = [entry for entry in value if isinstance(entry, dict)]
     return report
 
 
@@ -137,7 +141,7 @@ def main(argv: list[str]) -> int:
             timeout=(10.0, args.timeout), policy=RetryPolicy(max_wait=args.max_wait),
         )
         action, comment = upsert_sticky_comment(
-            client, repo, number, body, STICKY_MARKER, create=bool(report.findings or report.changes),
+            client, repo, number, body, STICKY_MARKER, create=bool(report.findings or report.changes or any(report.review.values())),
             app_login=args.author or os.environ.get("PLANLINT_COMMENT_AUTHOR", ""),
         )
     except HTTPError as exc:
@@ -147,7 +151,7 @@ def main(argv: list[str]) -> int:
         _warn(scrub(f"the pull request comment was not posted: {type(exc).__name__}", [token]))
         return 0
     if action == "skipped":
-        print(f"planlint: no findings and no earlier comment on #{number}: nothing to post", file=sys.stderr)
+        print(f"planlint: no findings, nothing added to silence them, and no earlier comment on #{number}: nothing to post", file=sys.stderr)
     else:
         url = comment.get("html_url") if isinstance(comment, dict) else None
         url = sanitize(url[:300]) if isinstance(url, str) else None

@@ -24,22 +24,24 @@ from pathlib import Path
 from typing import Any
 
 from planlint.core import suppressions as supp
-from planlint.core.config import Config, approvers_settings, parse_approvers
+from planlint.core.config import Config, ConfigError, approvers_settings, build_config, find_config, parse_approvers, raw_settings, settings_from_text
 from planlint.core.loader import decode, load_file, load_text, read_text
 from planlint.core.messages import sanitize, show
 from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, FileResult, Report, UsageError, is_plan
+from planlint.core.positions import START, Span
 from planlint.core.reviews import ReviewState
 from planlint.engine.discovery import _SKIP_DIRS, YAML_SUFFIXES, discover
-from planlint.engine.lint import add_finding, lint_file
+from planlint.engine.lint import add_finding, lint_file, make_finding, place
 from planlint.engine.run import finish
 from planlint.modes import changes as plan_changes
 from planlint.modes.changes import CommittedSpend
-from planlint.rules import DIFF_RULES, PlanContext
+from planlint.rules import DIFF_RULES, RULES, PlanContext
 from planlint.rules.base import Services
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange, approval_needed
-from planlint.rules.run import resolve_config
 from planlint.rules.leakage import inputs
+from planlint.rules.run import resolve_config
+from planlint.services.catalog import CatalogError, catalog_from_text
 
 FETCH_HINT = (
     "this is a shallow clone (.git/shallow), so the history needed is missing: fetch the whole history "
@@ -62,19 +64,22 @@ class _Change:
     head_rel: str | None  # repo-relative posix path in the working tree
 
 
-def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Services | None = None, pull_request=None) -> Report:
+def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Services | None = None, pull_request=None, policy: Policy | None = None) -> Report:
     """Lint the plans under `paths` that changed since the merge-base of `base_rev` and HEAD.
 
     Paths are as given, relative to the current directory, which must be in
     the repository's working tree. UsageError (exit 2) says what to fix.
     `pull_request`: the GitHub pull request this run is for (PL707), or None.
+    `policy` (from `base_policy`): `config` is then the base revision's
+    configuration, and the change to it is reported (PL705), with what the
+    pull request adds to the catalog and its new suppression comments.
     """
     cwd = os.getcwd()
     check_rev(base_rev)
     git = _import_git()
     repo = _open_repo(git, cwd)
     try:
-        return _lint(repo, git, paths, config, base_rev, cwd, services, pull_request)
+        return _lint(repo, git, paths, config, base_rev, cwd, services, pull_request, policy)
     except git.GitCommandError as exc:
         raise UsageError(f"git failed: {_git_stderr(exc)}") from None
     except UnicodeDecodeError:
@@ -302,16 +307,12 @@ class _Scope:
 # --------------------------------------------------------------------------- the run
 
 
-def _base_plan(base_tree, rel: str, config: Config) -> dict | None:
-    """The plan's data at the base revision, or None when it was no readable plan."""
-    try:
-        blob = base_tree / rel
-    except KeyError:
-        return None
-    if blob.type != "blob" or blob.size > config.max_file_size:
-        return None
-    text, problem = decode(blob.data_stream.read())
-    if problem is not None:
+def _base_plan(base_tree, rel: str, config: Config, texts: dict | None = None) -> dict | None:
+    """The plan's data at the base revision, or None when it was no readable plan (its text goes in `texts`)."""
+    text = _base_text(base_tree, rel, config.max_file_size)
+    if texts is not None:
+        texts[rel] = text
+    if text is None:
         return None
     loaded = load_text(text, config.parser_limits())
     if loaded.fatal or not is_plan(loaded.data):
@@ -340,6 +341,18 @@ def _no_longer_a_plan(path: Path, config: Config) -> str:
             return f"not a plan (kind is {show(data.get('kind'))}, not {PLAN_KIND})" if "kind" in data else "not a plan (no kind)"
     what = "a sequence" if isinstance(data, list) else "a mapping" if isinstance(data, dict) else "a scalar"
     return f"not a plan ({what}, not a mapping with apiVersion and kind)"
+
+
+def _base_text(base_tree, rel: str, max_size: int) -> str | None:
+    """The text of the regular file `rel` at the base revision, or None (absent, a link, too big, not text)."""
+    try:
+        blob = base_tree / rel
+    except KeyError:
+        return None
+    if blob.type != "blob" or blob.mode == 0o120000 or blob.size > max_size:
+        return None
+    text, problem = decode(blob.data_stream.read())
+    return None if problem is not None else text
 
 
 # The plan is written by the pull request's author, who cannot vouch for their own approval:
@@ -403,14 +416,15 @@ def _run_diff_rules(
             add_finding(result, code, problem, result.positions, config, suppressed=code not in UNSUPPRESSIBLE)
 
 
-def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, services: Services | None = None, pull_request=None) -> Report:
+def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, services: Services | None = None, pull_request=None, policy: Policy | None = None) -> Report:
     base = _base_commit(repo, git, rev)
     root = os.path.realpath(repo.working_tree_dir)
     scope = _Scope(paths, config, os.path.realpath(cwd), root, base.tree)
     every_change = _changes(repo, base)
     changes = [c for c in every_change if (c.head_rel and scope.match(c.head_rel)) or (c.base_rel and scope.match(c.base_rel))]
     changes += _plans_of_changed_run_configs(every_change, changes, scope, config)
-    base_plans = {c.base_rel: _base_plan(base.tree, c.base_rel, config) for c in changes if c.base_rel}
+    base_texts: dict[str, str | None] = {}
+    base_plans = {c.base_rel: _base_plan(base.tree, c.base_rel, config, base_texts) for c in changes if c.base_rel}
     head_names: dict[str, str | None] = {}
 
     def head_name(rel: str) -> str | None:
@@ -420,6 +434,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
 
     changes = _follow_plans(changes, {rel: _plan_name(data) for rel, data in base_plans.items()}, head_name)
     results: list[FileResult] = []
+    base_of: dict[int, str | None] = {}  # id(result) -> its repo path at the base
     linted: set[str] = set()
     cards: list[dict] = []
     spend = CommittedSpend()
@@ -457,6 +472,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
                 file=Path(os.path.join(cwd, display)), base_text=read_base,
             )
             results.append(result)
+            base_of[id(result)] = change.base_rel
         elif base_data is not None:  # deleted, or renamed out of PATHs: only PL704 applies
             where = scope.display(change.head_rel) if change.head_rel else base_display
             head_data = _head_data(root, change.head_rel, config) if change.head_rel else None
@@ -468,16 +484,16 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
 
     # Plans the diff does not touch can still change verdict: their split files, the config or the catalog changed.
     changed_files = {rel for c in every_change for rel in (c.base_rel, c.head_rel) if rel}
-    policy_changed = _policy_files(config, root) & changed_files
+    policy_changed = _policy_files(config, root, policy) & changed_files
     other_names: dict[str, str] = {}
     commitments: list[tuple[str, float]] = []
     relinted: list[str] = []
     for display, path, data in _unchanged_plans(scope, config, linted):
         spend.add("base", data)
         spend.add("head", data)
-        why = sorted(policy_changed) if policy_changed else _changed_inputs(data, path, config, root, changed_files, extras)
+        why = sorted(policy_changed) if policy_changed else _changed_inputs(data, path, config, root, changed_files, services)
         if why:
-            result = lint_file(display, path, False, config, extras)
+            result = lint_file(display, path, False, config, services)
             if result is not None:
                 results.append(result)
                 relinted.append(display)
@@ -490,6 +506,8 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
             commitments.append(commitment)
     results.sort(key=lambda r: r.path)
     report = finish(results, config, other_names=other_names if config.enabled("PL005") else {}, other_commitments=commitments)
+    if policy is not None:
+        _review(report, policy, scope, root, base.tree, config, results, base_of, base_texts)
     report.notes.append(
         f"diff mode: {len(results) - len(relinted)} changed plan(s) between {base.hexsha[:12]} (merge-base of {rev} and HEAD) and the working tree"
         + (f"; {len(relinted)} unchanged plan(s) linted too because their split files, the config or the catalog changed" if relinted else "")
@@ -623,9 +641,9 @@ def _plans_of_changed_run_configs(every_change: list[_Change], changes: list[_Ch
     return found
 
 
-def _policy_files(config: Config, root: str) -> set[str]:
-    """Repo-relative paths of the files that set policy for every plan: the config file and the catalog."""
-    found = set()
+def _policy_files(config: Config, root: str, policy: Policy | None) -> set[str]:
+    """Repo-relative paths of the files that set policy for every plan: the config files and catalogs (base and head)."""
+    found = set(policy.files) if policy is not None else set()
     for path in (config.source, config.catalog):
         if path is None:
             continue
@@ -635,9 +653,9 @@ def _policy_files(config: Config, root: str) -> set[str]:
     return found
 
 
-def _changed_inputs(data: dict, path: Path, config: Config, root: str, changed: set[str], extras: dict | None) -> list[str]:
+def _changed_inputs(data: dict, path: Path, config: Config, root: str, changed: set[str], services: Services | None) -> list[str]:
     """The repo files among `changed` that the data checks would read for this plan (its split files)."""
-    ctx = PlanContext(data=data, path=str(path), config=config, extras={**(extras or {}), "file": path})
+    ctx = PlanContext(data=data, path=str(path), config=config, services=services or Services(), file=path)
     hits = []
     for candidate in inputs(ctx):
         for form in {os.path.abspath(candidate), os.path.realpath(candidate)}:
@@ -658,3 +676,272 @@ def _unchanged_plans(scope: _Scope, config: Config, linted: set[str]):
         loaded = load_file(full, config.parser_limits())
         if not loaded.fatal and is_plan(loaded.data):
             yield display, full, loaded.data
+
+
+# --------------------------------------------------------------------------- the base revision's policy
+
+
+@dataclass
+class Policy:
+    """The configuration a pull request is judged by (the merge-base's), and the one it brings.
+
+    `config` is the base revision's configuration, with the base revision's
+    catalog content in `config.catalog_text`; `head_config` is what the
+    working tree holds. `files`: repo paths of the configuration files and
+    catalogs on either side (a change to any of them re-lints every plan).
+    """
+
+    config: Config
+    head_config: Config
+    base_settings: dict
+    head_settings: dict
+    base_rel: str | None  # repo path of the base's config file (None: none, or outside the repository)
+    head_file: Path | None  # the head's config file on disk
+    base_catalog: str | None  # the base catalog's text ("" when the file did not exist)
+    files: set[str]
+
+
+def base_policy(explicit: str | None, base_rev: str, head_config: Config) -> Policy:
+    """The merge-base's configuration and catalog for `--diff-base base_rev` (read from git objects)."""
+    cwd = os.getcwd()
+    check_rev(base_rev)
+    git = _import_git()
+    repo = _open_repo(git, cwd)
+    try:
+        base = _base_commit(repo, git, base_rev)
+        root = os.path.realpath(repo.working_tree_dir)
+        found = _base_config_file(base.tree, root, os.path.realpath(cwd), explicit, head_config)
+        base_rel = None
+        if found is None:
+            config = Config(root=Path(cwd))
+            base_settings: dict = {}
+        elif isinstance(found, Path):  # outside the repository: not the pull request's to change
+            base_settings = raw_settings(found)
+            config = build_config(base_settings, found, RULES)
+        else:
+            base_rel, text = found
+            where = Path(root, *base_rel.split("/"))
+            try:
+                base_settings = settings_from_text(text, where) or {}
+                config = build_config(base_settings, where, RULES)
+            except ConfigError as exc:
+                raise UsageError(f"the configuration at the base revision ({base.hexsha[:12]}) cannot be used: {exc}") from None
+        files = {rel for rel in (base_rel, _rel(head_config.source, root)) if rel}
+        base_catalog = None
+        if config.catalog:
+            rel = _rel(config.catalog, root)
+            if rel is not None:
+                base_catalog = _base_text(base.tree, rel, config.max_file_size) or ""
+                config.catalog_text = base_catalog
+                files.add(rel)
+        head_rel_catalog = _rel(head_config.catalog, root) if head_config.catalog else None
+        if head_rel_catalog:
+            files.add(head_rel_catalog)
+        head_settings: dict = {}
+        if head_config.source is not None and head_config.source.is_file():
+            try:
+                head_settings = raw_settings(head_config.source)
+            except ConfigError:
+                head_settings = {}
+        return Policy(config, head_config, base_settings, head_settings, base_rel, head_config.source, base_catalog, files)
+    except git.GitCommandError as exc:
+        raise UsageError(f"git failed: {_git_stderr(exc)}") from None
+    finally:
+        repo.close()
+
+
+def _rel(path, root: str) -> str | None:
+    if path is None:
+        return None
+    rel = os.path.relpath(os.path.abspath(path), root)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        return None
+    return Path(rel).as_posix()
+
+
+def _base_config_file(tree, root: str, cwd: str, explicit: str | None, head_config: Config):
+    """Where the base revision's configuration is: (repo path, text), a Path outside the repository, or None.
+
+    Discovery as at head (config.find_config), over the base revision's tree:
+    from the current directory up to the repository root, `.planlint.yaml`
+    before a `pyproject.toml` with a [tool.planlint] table; above the
+    repository, the files on disk (not the pull request's).
+    """
+    if explicit:
+        rel = _rel(os.path.realpath(os.path.join(cwd, explicit)), root)
+        if rel is None:
+            return Path(explicit)
+        text = _base_text(tree, rel, 1 << 20)
+        return (rel, text) if text is not None else None
+    start = _rel(cwd, root)
+    parts = [] if start in (None, ".") else start.split("/")
+    while True:
+        for name in (".planlint.yaml", "pyproject.toml"):
+            rel = "/".join(parts + [name])
+            text = _base_text(tree, rel, 1 << 20)
+            if text is None:
+                continue
+            if name == "pyproject.toml":
+                try:
+                    if "planlint" not in text or settings_from_text(text, Path(root, rel)) is None:
+                        continue
+                except Exception:  # noqa: BLE001 - a broken pyproject at the base configures nothing here
+                    continue
+            return rel, text
+        if not parts:
+            break
+        parts.pop()
+    outside = find_config(Path(root).parent) if Path(root).parent != Path(root) else None
+    return outside
+
+
+# --------------------------------------------------------------------------- what the PR changes in policy
+
+
+def _review(report: Report, policy: Policy, scope: _Scope, root: str, tree, config: Config, results: list[FileResult], base_of: dict, base_texts: dict) -> None:
+    """PL705 findings, and the catalog entries and suppression comments the pull request adds."""
+    if config.enabled("PL705"):
+        _policy_findings(report, policy, scope, root, config)
+    report.review["catalog_added"] = _catalog_added(policy, root, scope)
+    report.review["suppressions_added"] = _suppressions_added(results, base_of, base_texts)
+
+
+def _policy_findings(report: Report, policy: Policy, scope: _Scope, root: str, config: Config) -> None:
+    head_file = policy.head_file if policy.head_file is not None and policy.head_file.is_file() else None
+    if head_file is not None:
+        display = os.path.relpath(os.path.abspath(head_file), scope.cwd).replace(os.sep, "/")
+    elif policy.base_rel is not None:
+        display = scope.display(policy.base_rel)
+    else:
+        return
+    plan_files = [(display_, Path(os.path.join(scope.cwd, path))) for display_, path, _ in discover(scope.existing, policy.config)] if scope.existing else []
+    ctx = PlanContext(
+        data=policy.head_settings if head_file is not None else {},
+        path=display,
+        config=config,
+        base=policy.base_settings,
+        policy={"base_config": policy.config, "head_config": policy.head_config, "plan_files": plan_files, "rules": RULES},
+    )
+    problems = list(RULES["PL705"].check(ctx))
+    if not problems:
+        return
+    locate = _config_locator(head_file)
+    for problem in problems:
+        span = locate(problem)
+        report.findings.append(make_finding("PL705", display, span, problem.message, problem.route, config))
+    text = None
+    if head_file is not None:
+        try:
+            text = head_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+    if text is not None:
+        report.sources[display] = text
+    report.findings.sort(key=lambda f: f.sort_key)
+
+
+def _config_locator(head_file: Path | None):
+    """problem -> Span in the head's config file: loader positions for YAML, the key's line for TOML."""
+    if head_file is None:
+        return lambda problem: START
+    if head_file.suffix == ".toml":
+        return _toml_locator(head_file)
+    loaded = load_file(head_file)
+    if loaded.positions is None:
+        return lambda problem: START
+    return lambda problem: place(problem, loaded.positions) if problem.route else START
+
+
+def _toml_locator(path: Path):
+    """Find `key = ...` under [tool.planlint] (or `sub = ...` under [tool.planlint.key]) by line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return lambda problem: START
+    table_re = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(?:#.*)?$")
+
+    def find(problem) -> Span:
+        route = [str(part) for part in problem.route]
+        if not route:
+            return START
+        table = None
+        fallback = None
+        for number, line in enumerate(lines, start=1):
+            match = table_re.match(line)
+            if match:
+                table = match.group(1).replace(" ", "")
+                if len(route) == 2 and table == f"tool.planlint.{route[0]}":
+                    fallback = Span(number, 1, number, len(line) + 1)
+                continue
+            key_match = re.match(r"^(\s*)([A-Za-z0-9_.\"'-]+)\s*=", line)
+            if not key_match:
+                continue
+            key = key_match.group(2).strip("\"'")
+            start = len(key_match.group(1)) + 1
+            here = Span(number, start, number, start + len(key_match.group(2)))
+            if table == "tool.planlint":
+                if key == route[0] or key.startswith(route[0] + "."):
+                    if len(route) == 1 or key == f"{route[0]}.{route[1]}":
+                        return here
+                    fallback = fallback or here
+            elif len(route) == 2 and table == f"tool.planlint.{route[0]}" and key == route[1]:
+                return here
+        return fallback or START
+
+    return find
+
+
+def _catalog_entries(text: str | None, display: str) -> set[tuple[str, str, str]]:
+    if not text:
+        return set()
+    try:
+        catalog = catalog_from_text(text, display)
+    except CatalogError:
+        return set()
+    found = set()
+    for section in ("datasets", "graders"):
+        for name, values in (getattr(catalog, section) or {}).items():
+            found.update((section, str(name), value) for value in values)
+    return found
+
+
+def _catalog_added(policy: Policy, root: str, scope: _Scope) -> list[dict]:
+    """Entries (section, name, value) in the head's catalog that the base's catalog did not hold."""
+    head_catalog = policy.head_config.catalog
+    if not head_catalog or not os.path.isfile(head_catalog):
+        return []
+    rel = _rel(head_catalog, root)
+    display = scope.display(rel) if rel else os.path.basename(head_catalog)
+    try:
+        head_text = Path(head_catalog).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    added = _catalog_entries(head_text, display) - _catalog_entries(policy.base_catalog, display)
+    kind = {"datasets": "dataset", "graders": "grader"}
+    return [
+        {"catalog": display, "kind": kind[section], "name": name, ("release" if section == "datasets" else "version"): value}
+        for section, name, value in sorted(added)
+    ]
+
+
+def _suppressions_added(results: list[FileResult], base_of: dict, base_texts: dict) -> list[dict]:
+    """Suppression comments in the changed plans that their base versions did not have (same kind, codes and reason)."""
+    from collections import Counter
+
+    added: list[dict] = []
+    for result in results:
+        if not result.suppressions:
+            continue
+        base_rel = base_of.get(id(result))
+        base_text = base_texts.get(base_rel) if base_rel else None
+        before = Counter((s.kind, tuple(s.codes), s.reason) for s in supp.parse(base_text)) if base_text else Counter()
+        for s in result.suppressions:
+            key = (s.kind, tuple(s.codes), s.reason)
+            if before[key] > 0:
+                before[key] -= 1
+                continue
+            added.append({
+                "path": result.path, "line": s.span.line, "kind": s.kind, "codes": list(s.codes),
+                "reason": s.reason, "silences": sorted(s.used),
+            })
+    return added

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, published, run, secrets, splits
+from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, policy, published, run, secrets, splits
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
 _ALL: tuple[Rule, ...] = (
@@ -76,6 +76,8 @@ _ALL: tuple[Rule, ...] = (
     diff.active_plan_removed,
     diff.approval_not_verified,
     run.run_config_changed_while_running,
+    # diff mode: the pull request's change to planlint's configuration
+    policy.policy_changed,
     # secrets
     secrets.secret_in_plan,
     # run: the platform's submit configs the plan names

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from planlint.core.loader import load_file
+from planlint.core.loader import load_file, load_text
 from planlint.core.messages import show
 from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 
@@ -47,7 +47,15 @@ def load_catalog(path: str | Path, display: str | None = None) -> Catalog:
     display = display or str(path)
     if not path.is_file():
         raise CatalogError(f"catalog {display}: file not found (set by `catalog:` in the config)")
-    loaded = load_file(path)
+    return _parse(load_file(path), display)
+
+
+def catalog_from_text(text: str, display: str) -> Catalog:
+    """A catalog from its content (a base revision's), named `display` in messages."""
+    return _parse(load_text(text), display)
+
+
+def _parse(loaded, display: str) -> Catalog:
     if loaded.problems:
         first = loaded.problems[0]
         raise CatalogError(f"catalog {display}:{first.span.line}:{first.span.column}: {first.message}")

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from planlint.core.floating import floating_reason
 from planlint.core.registry_settings import URL_VARIABLE, parse_settings, resolve, trusted
 from planlint.core.yaml_values import scalar_text
-from planlint.services.catalog import Catalog, CatalogError, load_catalog
+from planlint.services.catalog import Catalog, CatalogError, catalog_from_text, load_catalog
 
 PUBLISHED = "published"
 NOT_PUBLISHED = "not-published"
@@ -147,7 +147,10 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
         if display.startswith(".." + os.sep) or display == "..":
             display = str(path)
         try:
-            catalog = load_catalog(path, display.replace(os.sep, "/"))
+            if getattr(config, "catalog_text", None) is not None:  # diff mode: the base revision's catalog
+                catalog = catalog_from_text(config.catalog_text, display.replace(os.sep, "/"))
+            else:
+                catalog = load_catalog(path, display.replace(os.sep, "/"))
         except CatalogError as exc:
             raise PublicationsError(str(exc)) from None
     registry = None
