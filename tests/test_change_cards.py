@@ -339,3 +339,23 @@ def test_the_plans_missing_inputs_are_a_field_of_the_card(tmp_path, planlint):
     assert a["fields"] == [{"yaml_path": "missing_inputs", "old": ["price quote for the hosted runtime"],
                             "new": ["price quote for the hosted runtime", "baseline on 2026.11.03"]}]
     assert b["change"] == "added" and b["fields"][-1] == {"yaml_path": "missing_inputs", "old": None, "new": ["baseline on 2026.11.03"]}
+
+
+def test_pl507_for_a_named_file_counts_the_repositorys_other_plans(tmp_path, planlint):
+    """The pre-commit hook names only the staged plan: the committed plans under plans/ still count for PL507."""
+    repo = new_repo(tmp_path / "repo")
+    write(repo / ".planlint.yaml", "budget: {committed_limit: {USD: 12000}}\n")
+    write(repo / "plans" / "search.yaml", plan("search-ranking", status="running", **{"max_spend: 250": "max_spend: 10800"}))
+    write(repo / "plans" / "done.yaml", plan("done-plan", status="completed", **{"max_spend: 250": "max_spend: 5000"}))
+    write(repo / "plans" / "retail.yaml", plan("retail-refund-window", status="draft"))
+    commit(repo, "base")
+    write(repo / "plans" / "retail.yaml", plan("retail-refund-window", status="approved", **{"max_spend: 250": "max_spend: 1600"}))
+    report = planlint("--format", "json", "--no-cache", "plans/retail.yaml", cwd=repo).json
+    assert [(f["path"], f["code"], f["yaml_path"]) for f in report["findings"]] == [("plans/retail.yaml", "PL507", "budget.max_spend")]
+    assert "12,400 USD" in report["findings"][0]["message"]
+    # the same total as a full run (which counts in path order, so reports it at plans/search.yaml)
+    full = planlint("--format", "json", "--no-cache", "plans/", cwd=repo).json
+    assert [f["code"] for f in full["findings"]] == ["PL507"] and "12,400 USD" in full["findings"][0]["message"]
+    # a plan that commits nothing is not reported, whatever the others commit
+    write(repo / "plans" / "retail.yaml", plan("retail-refund-window", status="draft", **{"max_spend: 250": "max_spend: 1600"}))
+    assert planlint("--format", "json", "--no-cache", "plans/retail.yaml", cwd=repo).json["findings"] == []

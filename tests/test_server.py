@@ -262,3 +262,18 @@ async def test_a_plan_the_config_excludes_gets_no_diagnostics_as_from_the_cli(cl
     assert cli_findings(old.relative_to(repo), repo) == []
     assert server_findings(await opened(client, old, LOOSENED)) == []
     assert [d.code for d in await opened(client, kept, LOOSENED)] == ["PL102"]
+
+
+@pytest.mark.asyncio
+async def test_committed_spend_counts_the_repositorys_other_plans_as_from_the_cli(client: LanguageClient, tmp_path):
+    """PL507 in the editor: the other approved and running plans count, as for a file named on the CLI."""
+    repo = workspace(tmp_path)
+    write(repo / ".planlint.yaml", "catalog: catalog.yaml\nbudget: {committed_limit: {USD: 400}}\n")
+    write(repo / "plans" / "running.yaml", REFERENCE.replace("name: retail-refund-window", "name: running-plan")
+          .replace("status: approved", "status: running"))
+    plan = repo / "plans" / "retail.yaml"
+    write(plan, REFERENCE)
+    await start(client, repo)
+    expected = cli_findings(plan.relative_to(repo), repo)
+    assert [code for code, *_ in expected] == ["PL507"]
+    assert server_findings(await opened(client, plan, REFERENCE)) == expected

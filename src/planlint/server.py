@@ -33,7 +33,7 @@ from planlint.core.config import ConfigError, load_config
 from planlint.core.messages import sanitize
 from planlint.core.model import Finding
 from planlint.engine.lint import lint_file
-from planlint.engine.run import finish, repository_plan_names
+from planlint.engine.run import finish, repository_commitments, repository_plan_names
 from planlint.formats.rule_docs import explain_text, help_uri
 from planlint.rules import BY_NAME, RULES
 from planlint.rules.base import Services
@@ -108,7 +108,10 @@ def lint_document(path: Path, text: str, *, data_checks: bool, root: Path | None
         other_names = repository_plan_names(
             [path], {result.plan_name}, config, start=str(path.parent), display_root=os.path.abspath(root or config.root)
         )
-    report = finish([result], config, other_names=other_names)
+    other_commitments = None
+    if config.committed_limit and config.enabled("PL507"):  # the repository's committed spend, as for a named file
+        other_commitments = repository_commitments([path], config, start=str(path.parent))
+    report = finish([result], config, other_names=other_names, other_commitments=other_commitments)
     return Linted(report.findings, text, result.data, result.positions, publications, config)
 
 

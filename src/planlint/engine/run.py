@@ -26,7 +26,7 @@ from planlint.engine.parallel import lint_targets
 from planlint.engine.plan_names import mentions, plan_files, read_name
 from planlint.rules import RULES
 from planlint.rules.base import NamedPlan, RepoContext, Services, SuppressionContext
-from planlint.rules.budget import money
+from planlint.rules.budget import committed, money
 from planlint.rules.run import display_path, inside, named_training_configs, training_configs
 from planlint.services.run_config import TomlDocument, read_document
 from planlint.services.publications import Publications, prefetch
@@ -54,7 +54,41 @@ def lint_paths(
         other_names = repository_plan_names(  # the named file's repository, wherever the run starts
             [path for _, path, _ in discovered], wanted, config, start=os.path.dirname(os.path.abspath(first_named))
         )
-    return finish(results, config, report, other_names=other_names)
+    other_commitments = None
+    if config.committed_limit and config.enabled("PL507") and any(explicit for _, _, explicit in discovered):
+        first_named = next(path for _, path, explicit in discovered if explicit)
+        other_commitments = repository_commitments(  # the named file's repository, as for PL005
+            [path for _, path, _ in discovered], config, start=os.path.dirname(os.path.abspath(first_named))
+        )
+    return finish(results, config, report, other_names=other_names, other_commitments=other_commitments)
+
+
+def repository_commitments(linted: list[Path], config: Config, *, start: str | None = None) -> list[tuple[str, float]]:
+    """(currency, max_spend) of the repository's other approved and running plans (PL507 on named files).
+
+    As for PL005: the pre-commit hook names only the staged plans, but the
+    committed spend PL507 limits is the repository's, so the plans under the
+    repository's `plans/` that this run does not lint count (as diff mode's
+    unchanged plans do). Read only when `budget.committed_limit` is set; a
+    file whose bytes say neither `approved` nor `running` (and hold no
+    backslash) commits nothing and is not parsed. `start`: where to look for
+    the repository (default: the working directory).
+    """
+    root = repository_root(os.path.abspath(start or os.getcwd()))
+    plans_dir = os.path.join(root, "plans")
+    if not os.path.exists(os.path.join(root, ".git")) or not os.path.isdir(plans_dir):
+        return []
+    skip = {os.path.normcase(os.path.realpath(path)) for path in linted}
+    found: list[tuple[str, float]] = []
+    for _display, path in plan_files(plans_dir, config):
+        if os.path.normcase(os.path.realpath(path)) in skip or not mentions(path, [b"approved", b"running"], config.max_file_size):
+            continue
+        loaded = load_file(Path(path), config.parser_limits())
+        if not loaded.fatal and is_plan(loaded.data):
+            commitment = committed(loaded.data)
+            if commitment is not None:
+                found.append(commitment)
+    return found
 
 
 def repository_plan_names(

@@ -214,7 +214,9 @@ committed_spend_over_limit.doc = """The plans' committed spend goes over the con
     (`budget: {committed_limit: {USD: 20000}}`); the finding points at
     `budget.max_spend` of the plan whose cap pushes the total over, counting
     the plans in path order (in diff mode, the unchanged plans first, then the
-    pull request's). One finding per currency. Lower a cap, finish a plan
+    pull request's; for files named on the command line, as by the pre-commit
+    hook, the repository's other plans under `plans/` first). One finding per
+    currency. Lower a cap, finish a plan
     (`completed` or `abandoned` no longer count), or raise the limit in the
     config with review.
 
