@@ -139,10 +139,11 @@ def _lint(argv: list[str]) -> int:
     from planlint.core.config import ConfigError, check_selectors, codes_list, load_config
     from planlint.core.model import UsageError
     from planlint.engine.run import lint_paths
-    from planlint.rules import RULES
+    from planlint.rules import RULES, rule_names
 
+    names = rule_names()  # rules may be named wherever their codes go
     try:
-        config = load_config(args.config, codes=RULES)
+        config = load_config(args.config, codes=RULES, names=names)
     except ConfigError as exc:
         raise _Exit(2, str(exc)) from None
     policy = None
@@ -157,9 +158,9 @@ def _lint(argv: list[str]) -> int:
         config = policy.config
     for target in [config] + ([policy.head_config] if policy is not None else []):
         if args.select:
-            target.select = [c for value in args.select for c in codes_list(value)]
+            target.select = [c for value in args.select for c in codes_list(value, names)]
         if args.ignore:
-            target.ignore = target.ignore + [c for value in args.ignore for c in codes_list(value)]
+            target.ignore = target.ignore + [c for value in args.ignore for c in codes_list(value, names)]
     problem = check_selectors(config.select + config.ignore, RULES)
     if problem:
         raise _Exit(2, f"--select/--ignore: {problem}")
@@ -385,9 +386,10 @@ def _subcommand(name: str, argv: list[str]) -> int:
         parser = argparse.ArgumentParser(prog="planlint explain", description="Explain a rule: rationale, a failing and a passing example.")
         parser.add_argument("code", help="rule code (PL102) or name (dataset-release-floating)")
         args = parser.parse_args(argv)
-        from planlint.rules import BY_NAME, RULES
+        from planlint.rules import RULES, rule_code
 
-        rule = RULES.get(args.code.upper()) or BY_NAME.get(args.code)
+        code = rule_code(args.code)
+        rule = RULES[code] if code is not None else None
         if rule is None:
             raise _Exit(2, f"unknown rule {args.code!r}; `planlint rules` lists them")
         sys.stdout.write(explain_text(rule))

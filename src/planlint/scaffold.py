@@ -19,7 +19,7 @@ from pathlib import Path
 
 from planlint.core.messages import show
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}\Z")
 DEFAULT_NAME = "new-experiment"
 # The published JSON Schema, for editors: yaml-language-server (VS Code's YAML
 # extension and others) reads the modeline on a plan's first line.

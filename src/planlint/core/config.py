@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits, load_file, load_text
 from planlint.core.paths import leads_outside, repository_root
@@ -161,9 +161,11 @@ def _parse_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
 
 
-def load_config(explicit: str | None = None, cwd: Path | None = None, *, codes: Iterable[str] | None = None) -> Config:
+def load_config(explicit: str | None = None, cwd: Path | None = None, *, codes: Iterable[str] | None = None, names: Mapping[str, str] | None = None) -> Config:
     """The config in effect. `codes`: every rule code, so that `select`/`ignore`
-    entries that select no rule are refused (the CLI passes the registry's)."""
+    entries that select no rule are refused (the CLI passes the registry's).
+    `names`: rule name -> code, so that rules may be named in `select`,
+    `ignore` and `severity` (the CLI passes the registry's)."""
     cwd = cwd or Path.cwd()
     if explicit:
         path = Path(explicit)
@@ -175,7 +177,7 @@ def load_config(explicit: str | None = None, cwd: Path | None = None, *, codes: 
         if path is None:
             return Config(root=cwd)
     raw = _read(path)
-    return _build(raw, path, codes)
+    return _build(raw, path, codes, names)
 
 
 def raw_settings(path: Path) -> dict:
@@ -215,9 +217,9 @@ def settings_from_text(text: str, path: Path) -> dict | None:
     return loaded.data
 
 
-def build_config(raw: dict, path: Path, codes: Iterable[str] | None = None) -> Config:
+def build_config(raw: dict, path: Path, codes: Iterable[str] | None = None, names: Mapping[str, str] | None = None) -> Config:
     """A Config from settings read elsewhere (`settings_from_text`), as if they were in `path`."""
-    return _build(raw, path, codes)
+    return _build(raw, path, codes, names)
 
 
 def _read(path: Path) -> dict:
@@ -323,25 +325,36 @@ def check_selectors(prefixes: list[str], codes: Iterable[str] | None) -> str | N
     """
     for prefix in prefixes:
         if not re.fullmatch(r"PL[0-9]{0,3}", prefix):
-            return f"{prefix!r} is not a rule code or prefix (e.g. PL1, PL205)"
+            return f"{prefix!r} is not a rule code, prefix or name (e.g. PL1, PL205, eval-not-frozen)"
         if codes is not None and not any(code.startswith(prefix) for code in codes):
             return f"{prefix!r} selects no rule (planlint rules lists them)"
     return None
 
 
-def codes_list(value: str) -> list[str]:
-    return [c.strip().upper() for c in value.split(",") if c.strip()]
+def selector(written: str, names: Mapping[str, str] | None = None) -> str:
+    """A rule name (`spend-over-limit`, any case) as its code; codes and prefixes in upper case; anything else as written.
+
+    `names`: rule name -> code, from the caller (the registry lives above core).
+    """
+    written = written.strip()
+    if names and written.lower() in names:
+        return names[written.lower()]
+    return written.upper() if re.fullmatch(r"[Pp][Ll][0-9]{0,3}", written) else written
 
 
-def _build(raw: dict, path: Path, codes: Iterable[str] | None) -> Config:
+def codes_list(value: str, names: Mapping[str, str] | None = None) -> list[str]:
+    return [selector(c, names) for c in value.split(",") if c.strip()]
+
+
+def _build(raw: dict, path: Path, codes: Iterable[str] | None, names: Mapping[str, str] | None = None) -> Config:
     config = Config(source=path, root=path.parent.resolve())
     unknown = sorted(set(raw) - KNOWN_KEYS)
     if unknown:
         raise _fail(path, unknown[0], f"unknown setting (known: {', '.join(sorted(KNOWN_KEYS))})")
     if "select" in raw:
-        config.select = [c.upper() for c in _str_list(path, "select", raw["select"])]
+        config.select = [selector(c, names) for c in _str_list(path, "select", raw["select"])]
     if "ignore" in raw:
-        config.ignore = [c.upper() for c in _str_list(path, "ignore", raw["ignore"])]
+        config.ignore = [selector(c, names) for c in _str_list(path, "ignore", raw["ignore"])]
     for key in ("select", "ignore"):
         problem = check_selectors(getattr(config, key), codes)
         if problem:
@@ -349,10 +362,11 @@ def _build(raw: dict, path: Path, codes: Iterable[str] | None) -> Config:
     severity = raw.get("severity", {})
     if not isinstance(severity, dict):
         raise _fail(path, "severity", "expected a mapping of code to error|warning")
-    for code, level in severity.items():
-        if not re.fullmatch(r"PL[0-9]{3}", str(code)) or level not in ("error", "warning"):
-            raise _fail(path, "severity", f"{code}: {level!r}: expected a rule code mapped to error or warning")
-        config.severity[str(code)] = level
+    for written, level in severity.items():
+        code = selector(str(written), names)
+        if not re.fullmatch(r"PL[0-9]{3}", code) or (codes is not None and code not in codes) or level not in ("error", "warning"):
+            raise _fail(path, "severity", f"{written}: {level!r}: expected a rule code or name mapped to error or warning")
+        config.severity[code] = level
     if "exclude" in raw:
         config.exclude = _str_list(path, "exclude", raw["exclude"])
     if "max_file_size" in raw:

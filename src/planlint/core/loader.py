@@ -11,6 +11,7 @@ counted, so an alias bomb is rejected after a few hundred events.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ class Loaded:
     positions: Positions = field(default_factory=Positions)
     problems: list[LoadProblem] = field(default_factory=list)
     fatal: bool = False  # PL001/PL006: nothing else is checked
+    # Where quoted and block scalars (keys included) were written: a `#` inside
+    # one is text, not a comment, so it cannot hold a suppression.
+    quoted: list[Span] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- reading
@@ -98,10 +102,42 @@ def read_text(path: Path, max_size: int) -> tuple[str | None, LoadProblem | None
     return decode(raw)
 
 
+# Byte order marks, longest first (UTF-32-LE's starts with UTF-16-LE's). A
+# checkout can be UTF-16 without anyone seeing it: `.gitattributes`
+# `working-tree-encoding=UTF-16` re-encodes the file on checkout while GitHub
+# shows the UTF-8 blob. Such a file is read, not skipped as binary.
+_BOMS = (
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
+
+
+def bom_encoding(raw: bytes) -> tuple[str, bytes] | None:
+    """(codec, BOM) of a UTF-16/32 file that starts with a byte order mark, else None."""
+    if raw[:1] not in (b"\x00", b"\xfe", b"\xff"):
+        return None
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            return codec, bom
+    return None
+
+
 def decode(raw: bytes) -> tuple[str | None, LoadProblem | None]:
+    wide = bom_encoding(raw)
+    if wide is not None:
+        codec, bom = wide
+        try:
+            text = raw[len(bom):].decode(codec)
+        except UnicodeDecodeError as exc:
+            return None, _unreadable(f"is not valid {codec.upper()} (it starts with that byte order mark; bad bytes at offset {exc.start + len(bom)}); save it as UTF-8")
+        if "\x00" in text:
+            return None, _unreadable(f"holds a NUL character ({codec.upper()}); plans are text")
+        return text, None
     nul = raw.find(b"\x00")
     if nul != -1:
-        return None, _unreadable(f"looks binary (NUL byte at offset {nul}); plans are UTF-8 text")
+        return None, _unreadable(f"looks binary (NUL byte at offset {nul}); plans are UTF-8 text (UTF-16 and UTF-32 are read only with a byte order mark)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -222,9 +258,54 @@ _NO_KEY = object()
 _MERGE = "<<"
 
 
+_ODD_BREAKS = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def _remap_lines(text: str, result: Loaded) -> None:
+    """Re-express the parser's positions with lines ending at \\n, \\r\\n and \\r only.
+
+    libyaml (YAML 1.1) also ends a line at NEL, U+2028 and U+2029; left as it is,
+    every such character in a value moved each later finding (and its GitHub
+    annotation) down a line. Only texts holding one of them pay for this.
+    """
+    from bisect import bisect_right
+
+    parser_starts = [0]
+    real_starts = [0]
+    for match in _ODD_BREAKS.finditer(text):
+        parser_starts.append(match.end())
+        if match.group() in ("\r\n", "\r", "\n"):
+            real_starts.append(match.end())
+    last = len(parser_starts)
+
+    def point(line: int, column: int) -> tuple[int, int]:
+        offset = parser_starts[min(max(line, 1), last) - 1] + column - 1
+        real = bisect_right(real_starts, offset) - 1
+        return real + 1, offset - real_starts[real] + 1
+
+    def span(old: Span) -> Span:
+        return Span(*point(old.line, old.column), *point(old.end_line, old.end_column))
+
+    positions = result.positions
+    positions.values = {route: span(s) for route, s in positions.values.items()}
+    positions.keys = {route: span(s) for route, s in positions.keys.items()}
+    result.quoted = [span(s) for s in result.quoted]
+    for problem in result.problems:
+        problem.span = span(problem.span)
+
+
 def load_text(text: str, limits: Limits = Limits()) -> Loaded:
     """Parse `text` (one YAML document) into data and positions."""
     result = Loaded(text=text)
+    try:
+        _load(text, limits, result)
+    finally:
+        if "\x85" in text or "\u2028" in text or "\u2029" in text:
+            _remap_lines(text, result)
+    return result
+
+
+def _load(text: str, limits: Limits, result: Loaded) -> None:
     try:
         _build(text, limits, result)
     except _Refused as refused:
@@ -239,7 +320,6 @@ def load_text(text: str, limits: Limits = Limits()) -> Loaded:
         result.problems.append(_syntax_problem(exc, text))
         result.fatal = True
         result.data = None
-    return result
 
 
 def _syntax_problem(exc: BaseException, text: str) -> LoadProblem:
@@ -248,8 +328,10 @@ def _syntax_problem(exc: BaseException, text: str) -> LoadProblem:
         line, column = mark.line + 1, mark.column + 1
     elif isinstance(getattr(exc, "position", None), int):  # ReaderError
         pos = exc.position  # type: ignore[attr-defined]
-        line = text.count("\n", 0, pos) + 1
-        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        # In the parser's own line count, like the marks (load_text remaps both).
+        breaks = [m.end() for m in _ODD_BREAKS.finditer(text, 0, pos)]
+        line = len(breaks) + 1
+        column = pos - (breaks[-1] if breaks else 0) + 1
     else:
         line, column = 1, 1
     problem = getattr(exc, "problem", None)
@@ -287,6 +369,7 @@ def _build(text: str, limits: Limits, result: Loaded) -> None:
     values = positions.values
     keys = positions.keys
     problems = result.problems
+    quoted = result.quoted
     new = _new_tuple
     anchors: dict[str, tuple[Any, int]] = {}
     open_anchors: set[str] = set()
@@ -371,7 +454,10 @@ def _build(text: str, limits: Limits, result: Loaded) -> None:
                                 raise _Refused("PL001", "number too large to read (over 4,300 digits)", span) from None
                     else:
                         value = raw
+                        quoted.append(span)
                 else:
+                    if not plain:
+                        quoted.append(span)
                     if tag not in _CORE_TAGS and tag != "?":
                         raise _Refused("PL001", f"unsupported YAML tag {_clip(_short_tag(tag))!r}; plans use plain YAML data, tags are never constructed", span)
                     try:

@@ -15,6 +15,19 @@ Route = Tuple[Union[str, int], ...]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
+# Lines end at \n, \r\n or \r, as editors, git and GitHub count them. NEL,
+# U+2028 and U+2029 are not line breaks (YAML 1.2), although libyaml (YAML 1.1)
+# counts them; str.splitlines() splits at even more (\v, \f, \x1c-\x1e).
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of `text`, split only at \\n, \\r\\n and \\r (no final empty line)."""
+    lines = LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
 
 class Span(NamedTuple):
     """1-based line/column; the end is exclusive (one past the last character)."""

@@ -1,27 +1,42 @@
-"""`# planlint: disable=CODES -- reason` comments (spec section 3)."""
+"""`# planlint: disable=RULES -- reason` comments (spec section 3).
+
+Only real YAML comments suppress: a `#` inside a quoted or block scalar is part
+of a value (the loader records where those were written), so
+`release: "latest # planlint: disable=PL102 -- x"` silences nothing. A rule is
+named by its code (`PL205`) or its name (`eval-not-frozen`); anything else is
+kept as `unknown` for PL010 to report.
+"""
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
-from planlint.core.positions import Span
+from planlint.core.positions import Span, split_lines
 
-# The codes end at `--` (the reason) or at another comment (`# ...`), like
+# The rules end at `--` (the reason) or at another comment (`# ...`), like
 # ruff's `# noqa: E501 # note`; the reason ends at a following ` # ` comment.
 # An em or en dash, as word processors write `--`, also introduces the reason.
-_COMMENT = re.compile(r"(?:^|\s)#\s*planlint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, ]*?)\s*(?:(?:--|\u2014|\u2013)\s*(.*?))?\s*(?:\s#\s.*)?$")
+_COMMENT = re.compile(r"#\s*planlint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_, -]*?)\s*(?:(?:--|\u2014|\u2013)\s*(.*?))?\s*(?:\s#\s.*)?$")
 _CODE = re.compile(r"^[A-Z]+[0-9]+$")
 
 
 @dataclass
 class Suppression:
     kind: str  # "disable" or "disable-file"
-    codes: list[str]
+    codes: list[str]  # the rules it names, as codes
     reason: str
     span: Span  # the comment itself
-    target_line: int  # the line it silences (disable only)
+    targets: tuple[int, ...]  # the lines it silences (disable only)
     used: set[str] = field(default_factory=set)
+    unknown: list[str] = field(default_factory=list)  # what it names that is no rule, as written
+
+    @property
+    def target_line(self) -> int:
+        """The last line it silences (the line below, for a comment alone on its line)."""
+        return self.targets[-1]
 
 
 class Suppressions(list):
@@ -42,28 +57,77 @@ class Suppressions(list):
                 if s.kind == "disable-file":
                     whole_file.append(s)
                 else:
-                    by_line.setdefault(s.target_line, []).append(s)
+                    for target in s.targets:
+                        by_line.setdefault(target, []).append(s)
             self._index = (len(self), by_line, whole_file)
         _, by_line, whole_file = self._index
         return whole_file + by_line.get(line, [])
 
 
-def parse(text: str) -> Suppressions:
+class _Scalars:
+    """Is a (line, column) inside a quoted or block scalar? Spans come in document order."""
+
+    def __init__(self, spans: Sequence[Span]) -> None:
+        self.spans = spans
+        self.starts = [(s.line, s.column) for s in spans]
+
+    def inside(self, line: int, column: int) -> bool:
+        index = bisect_right(self.starts, (line, column)) - 1
+        if index < 0:
+            return False
+        span = self.spans[index]
+        return (line, column) < (span.end_line, span.end_column)
+
+
+def comment_start(line: str, number: int, scalars: _Scalars | None) -> int:
+    """Where the YAML comment of `line` begins (0-based), or -1.
+
+    A comment starts at a `#` at the start of the line or after white space,
+    outside any quoted or block scalar (a plain scalar cannot hold ` #`).
+    """
+    at = line.find("#")
+    while at != -1:
+        if (at == 0 or line[at - 1] in " \t") and (scalars is None or not scalars.inside(number, at + 1)):
+            return at
+        at = line.find("#", at + 1)
+    return -1
+
+
+def parse(text: str, quoted: Sequence[Span] = (), resolve: Callable[[str], str | None] | None = None) -> Suppressions:
+    """The suppression comments of `text`.
+
+    `quoted`: the spans of quoted and block scalars (Loaded.quoted). `resolve`:
+    a rule code or name as written -> its code, None when it names no rule
+    (without it, anything shaped like a code counts as one).
+    """
     if "planlint:" not in text:
         return Suppressions()
+    scalars = _Scalars(quoted) if quoted else None
     found = Suppressions()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if "planlint:" not in line:
             continue
-        match = _COMMENT.search(line)
+        start = comment_start(line, number, scalars)
+        if start == -1:
+            continue
+        match = _COMMENT.search(line, start)
         if not match:
             continue
-        kind, raw_codes, reason = match.group(1), match.group(2), (match.group(3) or "").strip()
-        codes = [c.strip().upper() for c in raw_codes.split(",") if c.strip()]
-        start = line.index("#", match.start())
+        kind, raw, reason = match.group(1), match.group(2), (match.group(3) or "").strip()
+        codes: list[str] = []
+        unknown: list[str] = []
+        for token in re.split(r"[\s,]+", raw):
+            if not token:
+                continue
+            code = resolve(token) if resolve is not None else (token.upper() if _CODE.match(token.upper()) else None)
+            if code is None:
+                unknown.append(token)
+            elif code not in codes:
+                codes.append(code)
         alone = line[:start].strip() == ""
-        target = number + 1 if alone else number
-        found.append(Suppression(kind, codes, reason, Span(number, start + 1, number, len(line) + 1), target))
+        # Alone on its line it covers that line (a finding placed at 1:1) and the next.
+        targets = (number, number + 1) if alone else (number,)
+        found.append(Suppression(kind, codes, reason, Span(number, start + 1, number, len(line) + 1), targets, unknown=unknown))
     return found
 
 
@@ -73,7 +137,7 @@ def is_suppressed(suppressions: list[Suppression], code: str, line: int) -> bool
     for s in suppressions.lookup(line) if isinstance(suppressions, Suppressions) else suppressions:
         if code not in s.codes:
             continue
-        if s.kind == "disable-file" or s.target_line == line:
+        if s.kind == "disable-file" or line in s.targets:
             s.used.add(code)
             hit = True
     return hit

@@ -383,7 +383,7 @@ def _encode(result: FileResult | None) -> dict | None:
         if name == "findings":
             value = [[getattr(f, n) for n in _FINDING_FIELDS] for f in value]
         elif name == "suppressions":
-            value = [[s.kind, s.codes, s.reason, list(s.span), s.target_line, sorted(s.used)] for s in value]
+            value = [[s.kind, s.codes, s.reason, list(s.span), list(s.targets), sorted(s.used), s.unknown] for s in value]
         elif name in ("name_span", "spend_span"):
             value = list(value) if value is not None else None
         elif name == "attached":  # run configs the plan names: their own path, text and findings
@@ -402,7 +402,8 @@ def _decode(entry: dict | None, display: str, text: str) -> FileResult | None:
     values = dict(entry)
     values["findings"] = [Finding(path=display, **dict(zip(_FINDING_FIELDS, row, strict=True))) for row in entry["findings"]]
     values["suppressions"] = [
-        Suppression(kind, list(codes), reason, Span(*span), target, set(used)) for kind, codes, reason, span, target, used in entry["suppressions"]
+        Suppression(kind, list(codes), reason, Span(*span), tuple(targets), set(used), list(unknown))
+        for kind, codes, reason, span, targets, used, unknown in entry["suppressions"]
     ]
     values["name_span"] = Span(*entry["name_span"]) if entry["name_span"] is not None else None
     values["spend_span"] = Span(*entry["spend_span"]) if entry.get("spend_span") is not None else None

@@ -1,7 +1,7 @@
 """Which files a run lints: the paths named, and the YAML files under named directories.
 
-Directories are walked in sorted order, skipping version-control, virtualenv
-and cache directories and the config's `exclude` patterns; a file named twice
+Directories are walked in sorted order, skipping only version-control
+directories and the config's `exclude` patterns; a file named twice
 (or reached twice) is linted once.
 """
 
@@ -15,7 +15,11 @@ from planlint.core.config import Config
 from planlint.core.model import UsageError
 
 YAML_SUFFIXES = (".yaml", ".yml")
-_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".planlint_cache"}
+# Version-control internals only: git cannot track a path through `.git`, so no
+# pull request puts a plan there. Every other directory below a path named on the
+# command line is searched (node_modules/, venv/, __pycache__/, .planlint_cache/
+# included: a plan hidden there is still a plan); `exclude` is how to leave one out.
+_SKIP_DIRS = {".git", ".hg", ".svn"}
 
 
 def discover(paths: Iterable[str], config: Config) -> list[tuple[str, Path, bool]]:

@@ -17,27 +17,15 @@ from planlint.core.config import Config
 from planlint.core.loader import Loaded, load_bytes, load_file
 from planlint.core.messages import sanitize
 from planlint.core.model import PLAN_API_VERSION, FileResult, Finding, is_plan
-from planlint.core.paths import leads_outside
 from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.core.yaml_values import scalar_text
-from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem
+from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem, rule_code
 from planlint.rules.base import Note, Services
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.run import named_configs
 from planlint.rules.schema import schema_problems
 
 
-def _looks_like_plan(path: Path) -> bool:
-    """Sniff a file that failed to load: is it meant to be a plan?"""
-    try:
-        with open(path, "rb") as fh:
-            return _mentions_plan(fh.read(64 * 1024))
-    except OSError:
-        return False
-
-
-def _mentions_plan(head: bytes) -> bool:
-    return b"ExperimentPlan" in head or PLAN_API_VERSION.encode() in head
 
 
 def make_finding(code: str, path: str, span: Span, message: str, route: tuple, config: Config, severity: str | None = None) -> Finding:
@@ -110,9 +98,9 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     loaded: Loaded = load_file(path, limits) if content is None else load_bytes(content, limits)
     result = FileResult(display, text=loaded.text)
     if loaded.fatal:
-        # A link out of the repository is reported wherever it was found, and never opened to sniff it.
-        if not explicit and not leads_outside(path) and not (_looks_like_plan(path) if content is None else _mentions_plan(content[:64 * 1024])):
-            return None
+        # Whether it was meant to be a plan cannot be told from what did not
+        # load (a marker can be escaped, or 64 KiB down): a YAML file in a linted
+        # directory that cannot be read or parsed is reported, unless excluded.
         result.is_plan = True
         for problem in loaded.problems:
             if config.enabled(problem.code):
@@ -165,7 +153,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     for code, problem in raw:
         add_finding(result, code, problem, loaded.positions, config)
     result.repo_root, result.run_configs = named_configs(ctx)
-    result.suppressions = supp.parse(loaded.text or "")
+    result.suppressions = supp.parse(loaded.text or "", loaded.quoted, rule_code)
     if result.suppressions:
         result.findings = [f for f in result.findings if not supp.is_suppressed(result.suppressions, f.code, f.line)]
     return result

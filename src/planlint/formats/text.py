@@ -9,6 +9,7 @@ from __future__ import annotations
 from planlint.core.messages import safe_path, sanitize
 from planlint.core.model import Report
 from planlint.rules.secrets import redact
+from planlint.core.positions import split_lines
 
 _RED, _YELLOW, _BOLD, _CYAN, _DIM, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[1m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 
@@ -35,7 +36,7 @@ def format_text(report: Report, *, color: bool = False, quiet: bool = False, sta
             continue
         source = report.sources.get(f.path)
         if source is not None and f.path not in split:
-            split[f.path] = source.splitlines()
+            split[f.path] = split_lines(source)
         excerpt = _excerpt(split.get(f.path), f.line, f.column, f.end_line, f.end_column)
         if excerpt:
             number, source, caret = excerpt

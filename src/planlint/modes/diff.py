@@ -35,7 +35,7 @@ from planlint.engine.lint import add_finding, lint_file, make_finding, place
 from planlint.engine.run import finish
 from planlint.modes import changes as plan_changes
 from planlint.modes.changes import CommittedSpend
-from planlint.rules import DIFF_RULES, RULES, PlanContext
+from planlint.rules import DIFF_RULES, RULES, PlanContext, rule_names
 from planlint.rules.base import Services
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange, approval_needed
@@ -717,13 +717,13 @@ def base_policy(explicit: str | None, base_rev: str, head_config: Config) -> Pol
             base_settings: dict = {}
         elif isinstance(found, Path):  # outside the repository: not the pull request's to change
             base_settings = raw_settings(found)
-            config = build_config(base_settings, found, RULES)
+            config = build_config(base_settings, found, RULES, rule_names())
         else:
             base_rel, text = found
             where = Path(root, *base_rel.split("/"))
             try:
                 base_settings = settings_from_text(text, where) or {}
-                config = build_config(base_settings, where, RULES)
+                config = build_config(base_settings, where, RULES, rule_names())
             except ConfigError as exc:
                 raise UsageError(f"the configuration at the base revision ({base.hexsha[:12]}) cannot be used: {exc}") from None
         files = {rel for rel in (base_rel, _rel(head_config.source, root)) if rel}

@@ -21,11 +21,11 @@ from typing import Any
 from planlint.core.atomic import write_atomically
 from planlint.core.loader import load_text
 from planlint.core.messages import sanitize
-from planlint.core.positions import Positions, Route
+from planlint.core.positions import LINE_BREAK, Positions, Route
 from planlint.core.yaml_values import resolve_plain, scalar_text
 
 
-_BREAK = re.compile(r"\r\n|\r|\n|\x85|\u2028|\u2029")
+_BREAK = LINE_BREAK  # the loader's spans count lines as editors do
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
@@ -48,7 +48,7 @@ class Fix:
 
 
 def line_starts(text: str) -> list[int]:
-    """Offsets where each line begins, with the line breaks libyaml counts."""
+    """Offsets where each line begins (\\n, \\r\\n and \\r end a line, as in the loader's spans)."""
     return [0] + [m.end() for m in _BREAK.finditer(text)]
 
 

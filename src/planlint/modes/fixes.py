@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 from planlint.core.currencies import ISO_4217
 from planlint.core.floating import floating_reason
-from planlint.core.loader import decode, load_text
+from planlint.core.loader import bom_encoding, decode, load_text
 from planlint.core.messages import sanitize, show
 from planlint.core.positions import Positions, Route, yaml_path
 from planlint.core.yaml_values import YamlFloat, YamlInt, parse_number, scalar_text
@@ -318,7 +318,12 @@ def _fix_file(result, path: Path, reported: dict, publications, config, write: b
         return
     if write:
         try:
-            write_file(path, (_BOM if raw.startswith(_BOM) else b"") + new_text.encode("utf-8"))
+            wide = bom_encoding(raw)  # written back in the encoding it was read in
+            if wide is not None:
+                encoded = wide[1] + new_text.encode(wide[0])
+            else:
+                encoded = (_BOM if raw.startswith(_BOM) else b"") + new_text.encode("utf-8")
+            write_file(path, encoded)
         except OSError as exc:
             outcome.notes.append(f"{result.path}: not fixed: cannot write it ({exc.strerror or type(exc).__name__})")
             return

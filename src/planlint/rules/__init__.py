@@ -94,4 +94,18 @@ BY_NAME: dict[str, Rule] = {r.name: r for r in _ALL}
 PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope in ("plan", "data"))
 DIFF_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "diff")
 
-__all__ = ["RULES", "BY_NAME", "PLAN_RULES", "DIFF_RULES", "Rule", "Problem", "PlanContext", "MISSING", "ERROR", "WARNING"]
+
+def rule_names() -> dict[str, str]:
+    """Rule name -> code, for the config (which lives below the registry)."""
+    return {r.name: code for code, r in RULES.items()}
+
+
+def rule_code(written: str) -> str | None:
+    """The code of the rule `written` names, by code (`PL205`, any case) or name (`eval-not-frozen`); None if no rule."""
+    upper = written.upper()
+    if upper in RULES:
+        return upper
+    rule = BY_NAME.get(written.lower())
+    return rule.code if rule is not None else None
+
+__all__ = ["RULES", "BY_NAME", "rule_code", "rule_names", "PLAN_RULES", "DIFF_RULES", "Rule", "Problem", "PlanContext", "MISSING", "ERROR", "WARNING"]

@@ -14,7 +14,6 @@ from typing import Iterator
 
 from planlint.core.messages import show
 from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, is_plan
-from planlint.core.suppressions import valid_code
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, RepoContext, SuppressionContext, no_check, rule
 
 yaml_syntax = rule("PL001", "yaml-syntax", ERROR, scope="file")(no_check)
@@ -84,8 +83,9 @@ def not_a_plan(ctx: PlanContext) -> Iterator[Problem]:
     """A file named on the command line is not a v1 experiment plan.
 
     A plan's top level is a mapping with `apiVersion: planlint/v1` and
-    `kind: ExperimentPlan`. Files found by searching a directory that are not
-    plans are skipped; a file you name explicitly is expected to be one.
+    `kind: ExperimentPlan`, decided from the decoded YAML. Files found by
+    searching a directory that are not plans are skipped; a file you name
+    explicitly is expected to be one.
 
     Example (fails):
         # whole file
@@ -146,7 +146,10 @@ def duplicate_plan_name(ctx: RepoContext) -> Iterator[Problem]:
 unreadable_file = rule("PL006", "unreadable-file", ERROR, scope="file")(no_check)
 unreadable_file.doc = """The file cannot be read as a plan: not UTF-8, too large, or unreadable.
 
-    Also reported when the file exceeds the parser's safety limits (nesting
+    UTF-16 and UTF-32 files are read when they start with a byte order mark
+    (a `working-tree-encoding` checkout); without one they are PL006. A YAML
+    file found in a linted directory that cannot be read is reported too: a
+    plan cannot disappear from the check by being unreadable. Also reported when the file exceeds the parser's safety limits (nesting
     depth, alias expansion, time budget): plan files come from pull requests
     and are treated as untrusted input. For the same reason a file that is a
     symbolic link leading out of the repository (or under a linked
@@ -193,10 +196,12 @@ def suppression_without_reason(ctx: SuppressionContext) -> Iterator[Problem]:
 
 @rule("PL010", "unused-suppression", WARNING, scope="file")
 def unused_suppression(ctx: SuppressionContext) -> Iterator[Problem]:
-    """A suppression comment suppresses nothing.
+    """A suppression comment suppresses nothing, or names no rule.
 
     Stale suppressions hide the next real problem on that line. Remove the
-    comment, or the codes in it that no longer fire.
+    comment, or the codes in it that no longer fire. A suppression naming
+    something that is neither a rule code nor a rule name (`disable=PL999`,
+    a misspelt name) silences nothing and is reported as naming no rule.
 
     Example (fails):
         splits:
@@ -220,7 +225,23 @@ def unused_suppression(ctx: SuppressionContext) -> Iterator[Problem]:
     # Read lazily: the engine marks a suppression of PL010 itself as used
     # between two of these problems.
     for s in ctx.suppressions:
-        unused = [c for c in s.codes if c not in s.used and (not valid_code(c) or ctx.judged(c))]
-        if unused:
-            what = "suppresses nothing" if len(unused) == len(s.codes) else f"does not need {', '.join(unused)}"
-            yield Problem((), f"this suppression {what}: remove {'it' if len(unused) == len(s.codes) else 'those codes'}", span=s.span)
+        message = _unused_message(s, ctx.judged)
+        if message:
+            yield Problem((), message, span=s.span)
+
+
+def _unused_message(s, judged) -> str | None:
+    """What PL010 says about one suppression, or None when all it names is needed."""
+    if not s.codes and not s.unknown:
+        return "this suppression names no rule: write rule codes or names after '=', e.g. disable=PL205 or disable=eval-not-frozen"
+    parts = []
+    if s.unknown:
+        listed = ", ".join(show(u) for u in s.unknown)
+        parts.append(f"names no rule: {listed} {'is' if len(s.unknown) == 1 else 'are'} neither a rule code nor a rule name (planlint rules lists them)")
+    unused = [c for c in s.codes if c not in s.used and judged(c)]
+    if unused:
+        if not s.unknown and len(unused) == len(s.codes):
+            parts.append("suppresses nothing: remove it")
+        else:
+            parts.append(f"does not need {', '.join(unused)}: remove {'it' if len(unused) == 1 else 'them'}")
+    return "this suppression " + "; it ".join(parts) if parts else None

@@ -111,9 +111,15 @@ def plan_schema() -> dict:
 
 @lru_cache(maxsize=1)
 def _validator():
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, ValidationError, validators
 
-    return Draft202012Validator(plan_schema())
+    from planlint.rules.schema_compiled import ecma_regex
+
+    def pattern(validator, value, instance, schema):  # ECMA-262 `$`, as in the compiled validator
+        if validator.is_type(instance, "string") and not ecma_regex(value).search(instance):
+            yield ValidationError(f"{instance!r} does not match {value!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})(plan_schema())
 
 
 _TYPE_NAMES = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number", "integer": "an integer", "boolean": "true or false", "null": "null"}
@@ -224,7 +230,9 @@ def _convert(error, data: Any = None) -> Iterator[Problem]:
         import re
 
         allowed = _allowed_keys(schema)
-        patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+        from planlint.rules.schema_compiled import ecma_regex
+
+        patterns = [ecma_regex(p) for p in schema.get("patternProperties", {})]
         for key in instance:
             if key in allowed or any(p.search(key) for p in patterns):
                 continue

@@ -57,6 +57,30 @@ class SchemaError:
 # --------------------------------------------------------------------------- jsonschema's semantics
 
 
+def ecma_regex(pattern: str) -> re.Pattern:
+    """`pattern` compiled to match as ECMA-262 (JSON Schema's dialect) does: `$` only at the very end.
+
+    Python's `$` also matches before one final newline, so `name: |` (giving
+    "slug\\n") passed `^[a-z0-9-]+$`, although no other JSON Schema tool accepts it.
+    """
+    out, in_class, i = [], False, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "$":
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return re.compile("".join(out))
+
+
 def _is_integer(value: Any) -> bool:
     if isinstance(value, bool):
         return False
@@ -195,7 +219,7 @@ class _Compiler:
         return properties
 
     def k_patternProperties(self, value, schema):
-        children = tuple((re.compile(p).search, check) for p, sub in value.items() if (check := self.node(sub)) is not None)
+        children = tuple((ecma_regex(p).search, check) for p, sub in value.items() if (check := self.node(sub)) is not None)
         if not children:
             return None
 
@@ -211,7 +235,7 @@ class _Compiler:
     def k_additionalProperties(self, value, schema):
         declared = frozenset(schema.get("properties", {}))
         joined = "|".join(schema.get("patternProperties", {}))
-        search = re.compile(joined).search if joined else None
+        search = ecma_regex(joined).search if joined else None
 
         def extra(key):
             return key not in declared and not (search is not None and search(key))
@@ -275,7 +299,7 @@ class _Compiler:
         return const
 
     def k_pattern(self, value, schema):
-        search = re.compile(value).search
+        search = ecma_regex(value).search
 
         def pattern(instance, route, out):
             if isinstance(instance, str) and not search(instance):
