@@ -26,7 +26,7 @@ _TOP = re.compile(r"^([A-Za-z_][\w-]*):")
 def directives(fragment: str) -> dict[str, str]:
     found = {}
     for line in fragment.splitlines():
-        m = re.match(r"^#\s*(whole file|two files|without|config|encoding|base|catalog)\s*(?::\s*(.*))?$", line.strip())
+        m = re.match(r"^#\s*(whole file|two files|found in a directory|without|config|encoding|base|catalog)\s*(?::\s*(.*))?$", line.strip())
         if m:
             found[m.group(1)] = (m.group(2) or "").strip()
     return found

@@ -170,3 +170,37 @@ def test_fix_writes_a_utf16_plan_back_as_utf16(tmp_path):
     raw = path.read_bytes()
     assert raw[:2] in (b"\xff\xfe", b"\xfe\xff")
     assert raw.decode("utf-16") == REFERENCE_PLAN.read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- issue 12.1: PL007 almost-a-plan
+
+
+@pytest.mark.parametrize(
+    "old, new, line, column",
+    [
+        ("kind: ExperimentPlan", "kind: ExperimentPlans", 3, 7),
+        ("kind: ExperimentPlan", "kind: experimentplan", 3, 7),
+        ("kind: ExperimentPlan", "kind: ExperimentPaln", 3, 7),
+        ("apiVersion: planlint/v1", "apiVersion: planlint/v2", 2, 13),
+        ("apiVersion: planlint/v1", "apiVersion: v1", 2, 13),  # only kind right
+        ("kind: ExperimentPlan\n", "kind: Deployment\n", 3, 7),  # only apiVersion right
+        ("kind: ExperimentPlan\n", "", 1, 1),  # only apiVersion, kind missing: 1:1
+    ],
+)
+def test_a_typo_in_the_markers_does_not_make_a_plan_vanish(tmp_path, old, new, line, column):
+    text = BAD_PLAN.replace(old, new, 1)
+    assert text != BAD_PLAN
+    write(tmp_path / "plans" / "refund.yaml", text)
+    result = _lint(tmp_path, "plans")
+    findings = result.json["findings"]
+    assert [(f["code"], f["line"], f["column"], f["severity"]) for f in findings] == [("PL007", line, column, "error")], result
+    assert "expected" in findings[0]["message"] and result.status == 1
+    # Named on the command line it stays PL004.
+    assert [c for _, c in _codes(_lint(tmp_path, "plans/refund.yaml"))] == ["PL004"]
+
+
+@pytest.mark.parametrize("text", ["apiVersion: v1\nkind: Deployment\n", "kind: Experiment\n", "- a\n- b\n", "", "apiVersion: 3\nkind: [1]\n"])
+def test_other_yaml_is_still_skipped(tmp_path, text):
+    write(tmp_path / "plans" / "other.yaml", text)
+    result = _lint(tmp_path, "plans")
+    assert _codes(result) == [] and result.status == 0, result

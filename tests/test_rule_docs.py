@@ -42,6 +42,11 @@ def _lint(tmp_path, planlint, fragment: str, *, copies: int = 1):
         path = tmp_path / f"plan{index}.yaml"
         path.write_bytes(text.encode(d.get("encoding") or "utf-8"))
         files.append(path.name)
+    if "found in a directory" in d:  # PL007: only files found by searching a directory
+        (tmp_path / "plans").mkdir()
+        for name in files:
+            (tmp_path / name).rename(tmp_path / "plans" / name)
+        files = ["plans"]
     result = planlint("--format", "json", *files, cwd=tmp_path)
     assert result.status in (0, 1), result
     return result.json["findings"]

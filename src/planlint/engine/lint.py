@@ -2,7 +2,7 @@
 
 Rules yield routes; this module turns them into positions, applies the
 configuration (select/ignore/severity) and suppression comments, and adds the
-file-level findings (PL001-PL004, PL006). The run around it (engine.run) adds
+file-level findings (PL001-PL004, PL006, PL007). The run around it (engine.run) adds
 the repo-level ones (PL005, PL009, PL010).
 """
 
@@ -24,8 +24,6 @@ from planlint.rules.base import Note, Services
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.run import named_configs
 from planlint.rules.schema import schema_problems
-
-
 
 
 def make_finding(code: str, path: str, span: Span, message: str, route: tuple, config: Config, severity: str | None = None) -> Finding:
@@ -109,7 +107,14 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     data = loaded.data
     if not is_plan(data):
         if not explicit:
-            return None
+            near = list(RULES["PL007"].check(PlanContext(data=data, path=display, config=config))) if config.enabled("PL007") else []
+            if not near:
+                return None
+            for problem in near:
+                result.findings.append(make_finding("PL007", display, place(problem, loaded.positions), problem.message, problem.route, config))
+            result.suppressions = supp.parse(loaded.text or "", loaded.quoted, rule_code)
+            result.findings = [f for f in result.findings if not supp.is_suppressed(result.suppressions, f.code, f.line)]
+            return result
         if config.enabled("PL004"):
             for problem in RULES["PL004"].check(PlanContext(data=data, path=display, config=config)):
                 result.findings.append(make_finding("PL004", display, place(problem, loaded.positions), problem.message, problem.route, config))
@@ -150,6 +155,10 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
                     (result.data_skipped if problem.skipped else result.notes).append(problem.text)
                 else:
                     raw.append((problem.code or rule.code, problem))
+    # One finding per value: a placeholder (PL008) is not also floating or malformed.
+    placeholders = {problem.route for code, problem in raw if code == "PL008"}
+    if placeholders:
+        raw = [(code, problem) for code, problem in raw if code == "PL008" or problem.route not in placeholders]
     for code, problem in raw:
         add_finding(result, code, problem, loaded.positions, config)
     result.repo_root, result.run_configs = named_configs(ctx)

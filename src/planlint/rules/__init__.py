@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, policy, published, run, secrets, splits
+from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, placeholders, policy, published, run, secrets, splits
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
 _ALL: tuple[Rule, ...] = (
@@ -13,6 +13,8 @@ _ALL: tuple[Rule, ...] = (
     file_level.not_a_plan,
     file_level.duplicate_plan_name,
     file_level.unreadable_file,
+    file_level.almost_a_plan,
+    placeholders.placeholder_value,
     file_level.suppression_without_reason,
     file_level.unused_suppression,
     # pinning

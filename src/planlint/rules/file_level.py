@@ -164,6 +164,64 @@ unreadable_file.doc = """The file cannot be read as a plan: not UTF-8, too large
           summary: Refund only eligible orders (café vouchers excluded)
     """
 
+@rule("PL007", "almost-a-plan", ERROR, scope="file")
+def almost_a_plan(ctx: PlanContext) -> Iterator[Problem]:
+    """A YAML file found in a linted directory is almost a plan, but not one.
+
+    A discovered file that is not a plan is skipped, so a typo in a marker
+    (`kind: ExperimentPlans`, `apiVersion: planlint/v2`) made a plan vanish
+    from the check ("0 files checked") with its problems. Reported when the
+    top level is a mapping and its `apiVersion` starts with `planlint/` but
+    is not `planlint/v1`, or its `kind` is within edit distance 2 of
+    `ExperimentPlan` (in any case) without being it, or exactly one of the
+    two markers is right. The finding points at the offending value (1:1
+    when it is missing) and says what was expected. A file named on the
+    command line that is not a plan is PL004 instead.
+
+    Example (fails):
+        # whole file
+        # found in a directory
+        apiVersion: planlint/v1
+        kind: ExperimentPlans
+    Example (passes):
+        apiVersion: planlint/v1
+        kind: ExperimentPlan
+    """
+    data = ctx.data
+    if not isinstance(data, dict) or is_plan(data):
+        return
+    api, kind = data.get("apiVersion"), data.get("kind")
+    api_right, kind_right = api == PLAN_API_VERSION, kind == PLAN_KIND
+    api_near = isinstance(api, str) and api.startswith("planlint/") and not api_right
+    kind_near = isinstance(kind, str) and not kind_right and _edit_distance(kind.lower(), PLAN_KIND.lower(), 2) <= 2
+    if not (api_near or kind_near or api_right != kind_right):
+        return
+    wrong = []
+    if not api_right:
+        wrong.append(f"apiVersion is {show(api)}, expected {PLAN_API_VERSION}" if "apiVersion" in data else f"apiVersion is missing, expected apiVersion: {PLAN_API_VERSION}")
+    if not kind_right:
+        wrong.append(f"kind is {show(kind)}, expected {PLAN_KIND}" if "kind" in data else f"kind is missing, expected kind: {PLAN_KIND}")
+    # At the first wrong marker written down; at 1:1 when the wrong ones are all missing.
+    candidates = [k for k, right in (("apiVersion", api_right), ("kind", kind_right)) if not right]
+    key = next((k for k in candidates if k in data), candidates[0])
+    yield Problem((key,), f"almost a plan, so it is not linted as one: {' and '.join(wrong)}", missing=key not in data)
+
+
+def _edit_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance, or limit + 1 once it is certainly over `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
 @rule("PL009", "suppression-without-reason", ERROR, scope="file")
 def suppression_without_reason(ctx: SuppressionContext) -> Iterator[Problem]:
     """A suppression comment gives no reason after `--`.

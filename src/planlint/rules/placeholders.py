@@ -1,0 +1,85 @@
+"""Unfinished values: PL008."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from planlint.core.messages import show
+from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, rule
+
+PLACEHOLDER_WORDS = ("TODO", "TBD", "FIXME", "XXX", "CHANGEME", "REPLACE_ME")
+# In capitals, not touching another letter or digit: `TODO-commit`,
+# `TODO_group_field`, `@TODO-team` count; `todo-app`, `Todoist`, `XXXL` do not.
+_WORD = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(PLACEHOLDER_WORDS) + r")(?![A-Za-z0-9])")
+_ANGLED = re.compile(r"<[^<>]+>")
+
+
+def placeholder(text: str) -> str | None:
+    """What makes `text` a placeholder (for the message), or None."""
+    match = _WORD.search(text)
+    if match:
+        return f"it holds the placeholder word {match.group(1)}"
+    stripped = text.strip()
+    if stripped == "...":
+        return "it is '...'"
+    if _ANGLED.fullmatch(stripped):
+        return "it is wholly in angle brackets, as a template's blank is"
+    return None
+
+
+def _strings(node: Any) -> Iterator[tuple[tuple, str]]:
+    """(route, text) for every string value (not key) of the plan, without recursion; aliases once."""
+    stack: list[tuple[Any, tuple]] = [(node, ())]
+    seen: set[int] = set()
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, (dict, list)):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((item, where + (key,)) for key, item in reversed(list(items)))
+        elif type(value) is str:
+            yield where, value
+
+
+@rule("PL008", "placeholder-value", ERROR)
+def placeholder_value(ctx: PlanContext) -> Iterator[Problem]:
+    """A value is an unfinished placeholder (`TODO-commit`, `TBD`, `...`, `<model revision>`).
+
+    A template's blank that was never filled in passes every other check: it
+    is a string, often one that looks pinned (`revision: TODO-commit`). A
+    value is a placeholder when it contains one of the words TODO, TBD, FIXME,
+    XXX, CHANGEME or REPLACE_ME in capitals, not touching another letter or
+    digit (`TODO-commit`, `TODO_group_field`, `@TODO-team`, `org/TODO-model`,
+    `TODO the one behaviour` count; `todo-app`, `Todoist`, `XXXL` do not), or
+    when it is `...`, or wholly in angle brackets (`<model revision>`). An
+    error, and a warning while `metadata.status` is `draft`, so the output of
+    `planlint init` can be committed as a draft. One finding per value: a
+    placeholder is reported by this rule only, not also as floating or
+    malformed.
+
+    Example (fails):
+        metadata:
+          name: retail-refund-window
+          owner: "@support-ml"
+          status: approved
+        base_model:
+          name: Qwen/Qwen3-8B
+          revision: TODO-commit
+    Example (passes):
+        metadata:
+          name: retail-refund-window
+          owner: "@support-ml"
+          status: approved
+        base_model:
+          name: Qwen/Qwen3-8B
+          revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345
+    """
+    draft = ctx.get("metadata", "status") == "draft"
+    for route, text in _strings(ctx.data):
+        why = placeholder(text)
+        if why:
+            advice = "fill it in before the plan leaves draft" if draft else "fill it in: a plan past draft holds no placeholders"
+            yield Problem(route, f"{show(text)} is a placeholder ({why}): {advice}", severity=WARNING if draft else None)
