@@ -46,7 +46,7 @@ def test_baseline_hides_accepted_findings_and_reports_new_ones(project, planlint
     planlint("--write-baseline", "baseline.json", cwd=project)
     clean = planlint("--baseline", "baseline.json", "--format", "json", cwd=project)
     assert clean.status == 0 and clean.json["findings"] == [] and clean.err == ""
-    assert clean.json["files"] == 3 and list(clean.json) == ["version", "files", "findings", "summary"]
+    assert clean.json["files"] == 3 and list(clean.json) == ["version", "files", "findings", "summary", "notes"]
 
     # Lines moved (a comment block on top): still accepted, because keys have no line numbers.
     a = project / "plans" / "a.yaml"
@@ -94,7 +94,7 @@ def test_stale_entries_are_reported_on_stderr_for_every_format(project, planlint
             "  plans/a.yaml: PL205 at splits.eval.frozen",
             "  plans/b.yaml: PL102 at dataset.release",
         ]
-    assert list(json.loads(result.out)) == ["version", "files", "findings", "summary"]
+    assert list(json.loads(result.out)) == ["version", "files", "findings", "summary", "notes"]
 
 
 def test_entries_for_files_not_checked_are_not_stale(project, planlint):

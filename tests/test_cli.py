@@ -40,7 +40,7 @@ def test_json_shape_is_the_spec(tmp_path, planlint):
     result = planlint("--format", "json", "plans/", cwd=tmp_path)
     assert result.status == 1
     data = result.json
-    assert list(data) == ["version", "files", "findings", "summary"]
+    assert list(data) == ["version", "files", "findings", "summary", "notes"]
     assert data["version"] == 1 and data["files"] == 1
     assert data["summary"] == {"errors": 1, "warnings": 0}
     (finding,) = data["findings"]

@@ -180,12 +180,13 @@ def _lint(argv: list[str]) -> int:
             raise _Exit(2, str(exc)) from None
     if args.require_data:
         config.data = {**config.data, "require": True}
+    run_notes: list[str] = []  # notes about the run itself, reported with the lint's own
     if not args.no_cache and args.cache_dir is None:
         from planlint.engine.cache import checked_directory
 
         directory, why = checked_directory(config)
         if directory is None:  # the repository put a link where the cache goes: write nothing there
-            print(f"planlint: note: {why}; this run caches nothing", file=sys.stderr)
+            run_notes.append(f"{why}; this run caches nothing")
             args.no_cache = True
         else:
             args.cache_dir = str(directory)
@@ -215,6 +216,11 @@ def _lint(argv: list[str]) -> int:
         if publications is not None:
             publications.close()
     _after_registry(publications)
+    # Every format says what could not be checked, not only a terminal: the
+    # registry's warnings (printed as warnings on stderr) are notes there too.
+    registry_notes = publications.notes() if publications is not None else []
+    report.notes[:0] = run_notes
+    report.notes.extend(registry_notes)
     if args.write_baseline is not None:
         try:
             findings, entries = accepted_findings.write_baseline(args.write_baseline, report)
@@ -244,11 +250,12 @@ def _lint(argv: list[str]) -> int:
     _write(output, text)
     if stale:
         sys.stderr.write(accepted_findings.stale_text(args.baseline, stale))
-    if fmt == "text" and not args.quiet:  # notes are for people; machine formats stay clean
-        for note in report.notes[:MAX_NOTES]:
+    if fmt == "text" and not args.quiet:  # machine formats carry their notes in the report itself
+        notes = [note for note in report.notes if note not in registry_notes]  # those were printed as warnings
+        for note in notes[:MAX_NOTES]:
             print(f"planlint: note: {sanitize(note)}", file=sys.stderr)
-        if len(report.notes) > MAX_NOTES:
-            print(f"planlint: note: ... and {len(report.notes) - MAX_NOTES} more notes (--quiet hides them)", file=sys.stderr)
+        if len(notes) > MAX_NOTES:
+            print(f"planlint: note: ... and {len(notes) - MAX_NOTES} more notes (--quiet hides them)", file=sys.stderr)
     return 1 if report.errors else 0
 
 
@@ -320,19 +327,32 @@ def _fix(args, paths: list[str], config, services, output: str | None):
 
 
 def _outputs(values: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
-    """Split --output values into the plain FILE (at most one) and FORMAT=FILE pairs."""
+    """Split --output values into the plain FILE (at most one) and FORMAT=FILE pairs.
+
+    A value with `=` before any path separator is FORMAT=FILE: an unknown
+    FORMAT (`Sarif=`, `bogus=`) is a usage error, never a file literally named
+    `Sarif=...` that a CI upload would not find. A target that is a directory
+    is a usage error too. (A plain file whose name holds `=`: write `./a=b`.)
+    """
+    known = ", ".join(FORMATS)
     plain: list[str] = []
     extra: list[tuple[str, str]] = []
     for value in values:
         fmt, sep, file = value.partition("=")
-        if sep and fmt in FORMATS:
+        if sep and "/" not in fmt and os.sep not in fmt:
+            if fmt not in FORMATS:
+                raise _Exit(2, f"--output {value}: unknown format {fmt!r}; known formats: {known} (FORMAT=FILE, or a plain FILE for the --format report)")
             if not file:
-                raise _Exit(2, f"--output {value}: give a file name after '='")
+                raise _Exit(2, f"--output {value}: give a file name after '='; known formats: {known}")
+            target = file
             extra.append((fmt, file))
         else:
+            target = value
             plain.append(value)
+        if target != "-" and (os.path.isdir(target) or target.endswith(("/", os.sep))):
+            raise _Exit(2, f"--output {value}: {target} is a directory, not a file; give a file name (FORMAT=FILE with a format from: {known})")
     if len(plain) > 1:
-        raise _Exit(2, f"--output given {len(plain)} plain files ({', '.join(plain)}); use FORMAT=FILE for the others")
+        raise _Exit(2, f"--output given {len(plain)} plain files ({', '.join(plain)}); use FORMAT=FILE for the others (known formats: {known})")
     return (plain[0] if plain else None), extra
 
 

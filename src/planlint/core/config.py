@@ -1,6 +1,7 @@
 """Configuration: `.planlint.yaml` or `[tool.planlint]` in pyproject.toml (spec section 4).
 
-Looked up from the current directory upward; at each level `.planlint.yaml`
+Looked up from the current directory upward, up to the repository root (the
+directory holding `.git`); at each level `.planlint.yaml`
 wins over `pyproject.toml`, and a pyproject.toml without `[tool.planlint]` is
 passed over. Relative paths in a config (catalog, exclude) are relative to the
 file that holds them.
@@ -123,6 +124,12 @@ def _confined(path: Path, shown: str | Path) -> Path:
 
 
 def find_config(start: Path) -> Path | None:
+    """The config for `start`: looked up from it upward, stopping at the repository root.
+
+    The root is the directory holding `.git` (a directory, or a file for a
+    worktree or submodule): a repository nested in another never picks up the
+    outer one's `.planlint.yaml` and catalog.
+    """
     directory = start.resolve()
     while True:
         candidate = directory / ".planlint.yaml"
@@ -131,7 +138,7 @@ def find_config(start: Path) -> Path | None:
         pyproject = directory / "pyproject.toml"
         if (pyproject.is_file() or pyproject.is_symlink()) and _has_tool_table(_confined(pyproject, pyproject)):
             return pyproject
-        if directory.parent == directory:
+        if directory.parent == directory or os.path.lexists(directory / ".git"):
             return None
         directory = directory.parent
 

@@ -43,6 +43,7 @@ def lint_paths(
     findings (parallel.py).
     """
     report = Report()
+    paths = list(paths)
     discovered = discover(paths, config)
     targets = [(display, path, explicit and not named_as_discovered) for display, path, explicit in discovered]
     results = lint_targets(targets, config, services=services, jobs=jobs, cache=cache)
@@ -60,6 +61,7 @@ def lint_paths(
         other_commitments = repository_commitments(  # the named file's repository, as for PL005
             [path for _, path, _ in discovered], config, start=os.path.dirname(os.path.abspath(first_named))
         )
+    report.notes.extend(empty_directory_notes(paths, targets, results))
     return finish(results, config, report, other_names=other_names, other_commitments=other_commitments)
 
 
@@ -134,6 +136,22 @@ def repository_plan_names(
                 display = os.path.relpath(path, display_root).replace(os.sep, "/")
             names.setdefault(name, display)
     return names
+
+
+def empty_directory_notes(paths: list[str], targets: list, results: list[FileResult]) -> list[str]:
+    """A note for each directory named on the command line under which no plan was found."""
+    notes = []
+    for arg in paths:
+        if not os.path.isdir(arg):
+            continue
+        prefix = os.path.normpath(arg).replace(os.sep, "/")
+        prefix = "" if prefix == "." else prefix.rstrip("/") + "/"
+        if any(r.is_plan and r.path.startswith(prefix) for r in results):
+            continue
+        yaml_files = sum(1 for display, _, _ in targets if display.startswith(prefix))
+        held = f"its {yaml_files} YAML file{'s' if yaml_files != 1 else ''} {'are' if yaml_files != 1 else 'is'} not plans" if yaml_files else "it holds no *.yaml or *.yml file"
+        notes.append(f"{arg}: no plan found under this directory ({held}); nothing in it was checked")
+    return notes
 
 
 def _judged(code: str, result: FileResult, config: Config) -> bool:

@@ -1,5 +1,5 @@
-"""The JSON format: version, file count, findings and the error and warning counts; in diff mode, changes and
-committed spend; missing_inputs when a plan lists some."""
+"""The JSON format: version, file count, findings, the error and warning counts and the notes; in diff mode,
+changes and committed spend; missing_inputs when a plan lists some."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ def format_json(report: Report, **_: object) -> str:
         "files": report.files,
         "findings": [f.to_dict() for f in report.findings],
         "summary": {"errors": report.errors, "warnings": report.warnings},
+        # What planlint could not check (data checks skipped, rows unreadable,
+        # a directory without plans): additive to version 1.
+        "notes": list(report.notes),
     }
     if report.changes is not None:  # diff mode: what the pull request changes (additive keys)
         payload["changes"] = report.changes

@@ -109,6 +109,8 @@ def render(
         out += ["", f"**This report was shortened to fit {shortened}:** the counts are complete; the lists below "
                     "name the first findings, plans, notes and changed plans only. The JSON report holds everything."]
     notes = report.notes if max_notes is None else report.notes[:max_notes]
+    if notes:  # what could not be checked, in a section of its own
+        out += ["", "### Notes"]
     for note in notes:
         out += ["", f"> {escape(_clip(note, _MAX_MESSAGE * 2))}"]
     if len(notes) < len(report.notes):
