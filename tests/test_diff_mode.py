@@ -182,7 +182,7 @@ DIFF_CODES = sorted(code for code, rule in RULES.items() if rule.scope == "diff"
 
 
 def test_diff_rules_are_registered():
-    assert DIFF_CODES == ["PL701", "PL702", "PL703", "PL704", "PL707", "PL708"]
+    assert DIFF_CODES == ["PL701", "PL702", "PL703", "PL704", "PL706", "PL707", "PL708"]
 
 
 @pytest.mark.parametrize("code", DIFF_CODES)

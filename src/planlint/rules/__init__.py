@@ -76,6 +76,7 @@ _ALL: tuple[Rule, ...] = (
     diff.release_changed_without_rebaseline,
     diff.spend_raised_without_approval,
     diff.active_plan_removed,
+    diff.grader_changed_without_rebaseline,
     diff.approval_not_verified,
     run.run_config_changed_while_running,
     # diff mode: the pull request's change to planlint's configuration

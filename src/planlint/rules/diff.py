@@ -1,4 +1,4 @@
-"""Diff-mode rules: PL701-PL704 and PL707, a plan compared with its version at the base revision.
+"""Diff-mode rules: PL701-PL704, PL706 and PL707, a plan compared with its version at the base revision.
 
 These rules run only with `--diff-base REV`. They never touch git: diff mode
 (`planlint.modes.diff`) reads the base version of each changed plan and hands
@@ -188,14 +188,33 @@ def frozen_eval_changed(ctx: PlanContext) -> Iterator[Problem]:
         )
 
 
+def _measured_baseline(base: dict, ctx: PlanContext) -> Any:
+    """The base revision's `baseline.result` when the head kept it unchanged, else MISSING.
+
+    "The baseline changed" means its result changed: a re-measurement. Editing
+    `baseline.notes` or `grader_versions` alone is not one. A base baseline
+    without a result (`status: planned`) was never measured, so nothing was
+    measured on the old release or grader either.
+    """
+    result = lookup(base, ("baseline", "result"))
+    if result is MISSING or result is None or result == {} or ctx.get("baseline") is MISSING:
+        return MISSING  # never measured; no baseline at all is PL401
+    if not same(result, ctx.get("baseline", "result")):
+        return MISSING  # re-measured (or its result removed: PL404's business)
+    return result
+
+
 @rule("PL702", "release-changed-without-rebaseline", ERROR, scope="diff")
 def release_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
-    """`dataset.release` changed but `baseline` did not.
+    """`dataset.release` changed but `baseline.result` did not.
 
     A baseline is a measurement on one exact data release. When the plan moves
     to another release, the old baseline no longer says where the new run
     starts, and any improvement read against it may be the data's doing.
-    Re-measure the baseline on the new release in the same change.
+    Re-measure the baseline on the new release in the same change. Only a
+    changed `baseline.result` is a re-measurement (adding `baseline.notes` is
+    not), and only a baseline that had a result at the base revision was
+    measured on the old release (`status: planned` was not).
 
     Example (fails):
         # base
@@ -219,15 +238,94 @@ def release_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
     old, new = lookup(base, ("dataset", "release")), ctx.get("dataset", "release")
     if old is MISSING or new is MISSING or same(old, new):
         return  # a release added or removed is PL101's business
-    if ctx.get("baseline") is MISSING:
-        return  # no baseline at all is PL401
-    if not same(lookup(base, ("baseline",)), ctx.get("baseline")):
+    if _measured_baseline(base, ctx) is MISSING:
         return
     yield Problem(
         ("dataset", "release"),
-        f"dataset.release changed from {show(scalar_text(old))} to {show(scalar_text(new))} but the baseline did not: "
-        f"it was measured on the old release; re-measure it on {show(scalar_text(new))} and update baseline.result",
+        f"dataset.release changed from {show(scalar_text(old))} to {show(scalar_text(new))} but baseline.result did not: "
+        f"the baseline was measured on the old release; re-measure it on {show(scalar_text(new))} and update baseline.result",
     )
+
+
+def _graders_by_id(plan: Any) -> dict[str, tuple[int, dict]]:
+    graders = lookup(plan, ("graders",))
+    out: dict[str, tuple[int, dict]] = {}
+    if isinstance(graders, list):
+        for index, grader in enumerate(graders):
+            if isinstance(grader, dict) and isinstance(grader.get("id"), str):
+                out.setdefault(grader["id"], (index, grader))
+    return out
+
+
+@rule("PL706", "grader-changed-without-rebaseline", ERROR, scope="diff")
+def grader_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
+    """The version of a reward grader changed but `baseline.result` did not.
+
+    The baseline's score was given by the reward graders at their versions of
+    the time. Re-pinning a grader (even back to an older version, and even
+    when `baseline.grader_versions` is edited to match) changes what a score
+    means, so the old result no longer says where the new run starts.
+    Re-measure the baseline with the new grader version in the same change.
+    Only graders listed in `reward.graders` count, and only when the base
+    revision's baseline had a result.
+
+    Example (fails):
+        # base
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: approved}
+        # head
+        graders:
+          - {id: db-state, type: code, name: tau-retail-db-state, version: 1.4.1}
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {db-state: 1.4.1, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+    Example (passes):
+        # base
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: approved}
+        # head
+        graders:
+          - {id: db-state, type: code, name: tau-retail-db-state, version: 1.4.1}
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {db-state: 1.4.1, tone: 3.0.1}
+          result: {metric: pass@1, value: 0.38, rollouts: 64}
+    """
+    base = ctx.extras.get("base")
+    if not isinstance(base, dict) or not ctx.data:
+        return
+    reward = ctx.get("reward", "graders")
+    if not isinstance(reward, list) or _measured_baseline(base, ctx) is MISSING:
+        return
+    before, after = _graders_by_id(base), _graders_by_id(ctx.data)
+    reported: set[str] = set()
+    for grader_id in reward:
+        if not isinstance(grader_id, str) or grader_id in reported or grader_id not in before or grader_id not in after:
+            continue
+        old, (index, grader) = before[grader_id][1].get("version", MISSING), after[grader_id]
+        new = grader.get("version", MISSING)
+        if old is MISSING or new is MISSING or same(old, new):
+            continue  # a version added or removed is PL301's business
+        reported.add(grader_id)
+        yield Problem(
+            ("graders", index, "version"),
+            f"the version of reward grader {show(grader_id)} changed from {show(scalar_text(old))} to {show(scalar_text(new))} "
+            f"but baseline.result did not: the baseline was scored with {show(scalar_text(old))}; "
+            f"re-measure it with {show(scalar_text(new))} and update baseline.result",
+        )
 
 
 @rule("PL703", "spend-raised-without-approval", ERROR, scope="diff")
