@@ -24,6 +24,7 @@ from planlint.rules.base import Note, Services
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.run import named_configs
 from planlint.rules.schema import schema_problems
+from planlint.rules.secrets import comment_secrets
 
 
 def make_finding(code: str, path: str, span: Span, message: str, route: tuple, config: Config, severity: str | None = None) -> Finding:
@@ -155,6 +156,14 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
                     (result.data_skipped if problem.skipped else result.notes).append(problem.text)
                 else:
                     raw.append((problem.code or rule.code, problem))
+    if config.enabled("PL801") and loaded.text and "#" in loaded.text:
+        # Comments have no route: the engine, which owns the text, places these itself.
+        for line, column, end, kind in comment_secrets(loaded.text, loaded.quoted):
+            result.findings.append(make_finding(
+                "PL801", display, Span(line, column, line, end),
+                f"this comment looks like {kind}: comments are committed too; remove it, revoke it, and reference the secret by name (e.g. an environment variable)",
+                (), config,
+            ))
     # One finding per value: a placeholder (PL008) is not also floating or malformed.
     placeholders = {problem.route for code, problem in raw if code == "PL008"}
     if placeholders:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from planlint.core.positions import split_lines
+from planlint.core.suppressions import _Scalars, comment_start
 from planlint.rules.base import ERROR, PlanContext, Problem, rule
 from planlint.rules.run import string_values
 
@@ -22,16 +24,66 @@ _PATTERNS = [
 
 # Every pattern above contains one of these literals; nearly no string in a plan
 # does, so one cheap search spares the seven real ones.
-_ANY = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|ASIA|hf_|PRIVATE KEY|xox[abposr]-|AIza")
+_ANY = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|ASIA|ABIA|ACCA|hf_|PRIVATE KEY|xox[abposr]-|xapp-|AIza")
+
+
+# What PL801 reports: each provider's documented token shape (prefix, length,
+# alphabet) as a whole token, not touching another token character, so prose
+# that merely contains a prefix (`grpo-sk-market-refund-window`, a quoted
+# `sk-proj-abc123...`) is not a credential. `redact()` above stays broader: it
+# masks anything near a credential shape in excerpts and error text.
+_T = r"(?<![A-Za-z0-9_\-])"  # token start
+_E = r"(?![A-Za-z0-9_\-])"  # token end
+_TOKENS = [
+    ("an OpenAI API key (sk-...)", re.compile(
+        _T + r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}|[A-Za-z0-9]{48}|[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})" + _E)),
+    ("an Anthropic API key (sk-ant-...)", re.compile(_T + r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_\-]{93}AA" + _E)),
+    ("a GitHub token", re.compile(_T + r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})" + _E)),
+    ("an AWS access key id", re.compile(_T + r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}" + _E)),
+    ("a Hugging Face token", re.compile(_T + r"hf_[A-Za-z0-9]{34}" + _E)),
+    ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")),
+    ("a Slack token", re.compile(_T + r"(?:xox[baprs]-(?:[0-9]{10,13}-){1,3}[A-Za-z0-9]{24,34}|xapp-[0-9]-[A-Z0-9]{9,11}-[0-9]{10,13}-[a-f0-9]{64})" + _E)),
+    ("a Google API key", re.compile(_T + r"AIza[0-9A-Za-z_\-]{35}" + _E)),
+]
 
 
 def credential_kind(text: str) -> str | None:
+    """What kind of credential `text` holds (a whole token of a provider's documented shape), or None."""
     if not _ANY.search(text):
         return None
-    for kind, pattern in _PATTERNS:
+    for kind, pattern in _TOKENS:
         if pattern.search(text):
             return kind
     return None
+
+
+def credential_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of each credential-shaped token in `text`."""
+    if not _ANY.search(text):
+        return
+    for kind, pattern in _TOKENS:
+        for match in pattern.finditer(text):
+            yield match.start(), match.end(), kind
+
+
+def comment_secrets(text: str, quoted) -> Iterator[tuple[int, int, int, str]]:
+    """(line, column, end column, kind) of credentials in the YAML comments of `text` (1-based).
+
+    Comments are committed and reviewed like values. `quoted`: the loader's
+    quoted and block scalar spans, where a `#` is text, not a comment.
+    """
+    if not _ANY.search(text):
+        return
+    scalars = _Scalars(quoted) if quoted else None
+    for number, line in enumerate(split_lines(text), start=1):
+        if "#" not in line or not _ANY.search(line):
+            continue
+        start = comment_start(line, number, scalars)
+        if start == -1:
+            continue
+        for begin, end, kind in credential_spans(line[start:]):
+            yield number, start + begin + 1, start + end + 1, kind
+            break  # one finding per comment
 
 
 def redact(text: str) -> str:
@@ -66,12 +118,18 @@ def _walk(node: Any, route: tuple) -> Iterator[tuple[tuple, str, bool]]:
 
 @rule("PL801", "secret-in-plan", ERROR)
 def secret_in_plan(ctx: PlanContext) -> Iterator[Problem]:
-    """A value looks like a credential (API key, access token, private key).
+    """A value or comment looks like a credential (API key, access token, private key).
 
     Plans are committed, reviewed in pull requests and copied into run
-    configs: a token pasted into one is leaked to everyone who can read the
-    repository. Reference it by name (an environment variable or secret
-    store) instead. The message never repeats the value.
+    configs: a token pasted into one (a value, a key, or a YAML comment) is
+    leaked to everyone who can read the repository. Reference it by name (an
+    environment variable or secret store) instead. Each provider's documented
+    token shape is matched as a whole token (prefix, length, alphabet): OpenAI
+    `sk-`/`sk-proj-`, Anthropic `sk-ant-api03-`, GitHub `ghp_` (36 characters)
+    and `github_pat_`, AWS `AKIA`, Hugging Face `hf_`, Slack `xox?-`, Google
+    `AIza`, PEM private keys. A name that merely contains a prefix
+    (`grpo-sk-market-refund-window`) or a shortened example (`sk-proj-abc123…`)
+    is not one. The message never repeats the value.
 
     Example (fails):
         graders:
@@ -85,7 +143,7 @@ def secret_in_plan(ctx: PlanContext) -> Iterator[Problem]:
             version: 3.0.1
             judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
             calibration: {labels: 200, agreement: 0.87}
-            x-api-key: sk-proj-Abc123Def456Ghi789Jkl012
+            x-api-key: sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678Stu901Vwx234
     Example (passes):
         graders:
           - id: db-state
