@@ -53,7 +53,7 @@ def test_messages_name_the_source_and_what_is_published(tmp_path, planlint):
     [finding] = planlint("--format", "json", "plan.yaml", cwd=project).json["findings"]
     assert finding["message"] == (
         "dataset 'retail-refunds' has no published release '2026.11.30' (according to catalog.yaml): "
-        "published: '2026.09.02', '2026.10.01', '2026.11.03'; pin one of them, e.g. '2026.11.03'"
+        "catalog.yaml lists as published: '2026.09.02', '2026.10.01', '2026.11.03'; pin one of them, e.g. '2026.11.03'"
     )
     write(project / "plan.yaml", build((PUBLISHED / "release-unknown-dataset.yaml").read_text(encoding="utf-8")))
     [finding] = planlint("--format", "json", "plan.yaml", cwd=project).json["findings"]

@@ -543,3 +543,14 @@ def test_the_environment_alone_names_the_registry(registry, tmp_path):
     result = run_process("--online", "plans/", cwd=tmp_path, env={"PLANLINT_REGISTRY_URL": registry.url, "PLANLINT_REGISTRY_TOKEN": TOKEN})
     assert result.status == 0, result
     assert len(registry.requests) == 3 and {r.authorization for r in registry.requests} == {f"Bearer {TOKEN}"}
+def test_a_registry_verdict_never_lists_the_catalogs_values(registry, tmp_path, planlint):
+    """Issue 12.10: the registry said "no such release"; the catalog's list (holding that very release) is not quoted."""
+    catalog = 'datasets: {retail-refunds: {releases: ["2026.11.03", "2026.11.30"]}}\n'
+    root = project(tmp_path, registry.url, catalog=catalog)
+    write(root / "plans" / "b.yaml", _plan("b", "2026.11.30"))
+    [finding] = planlint("--online", "--format", "json", "plans/", cwd=root).json["findings"]
+    assert finding["code"] == "PL105"
+    host = registry.url.split("://", 1)[1]
+    assert f"(according to the registry at {host})" in finding["message"] or "according to the registry at" in finding["message"]
+    assert "2026.11.03" not in finding["message"] and "catalog" not in finding["message"]
+    assert "lists as published" in finding["message"]

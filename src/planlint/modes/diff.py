@@ -169,6 +169,14 @@ def _base_commit(repo, git, rev: str):
     if target is None:
         if shallow:
             raise UsageError(f"unknown revision {show(rev)}: {FETCH_HINT}, then use e.g. --diff-base origin/main")
+        name = re.split(r"[~^@]", rev, maxsplit=1)[0]
+        if name != rev:  # HEAD~5, main^2, main@{1}: a position relative to a name, never something to fetch
+            if name and _resolve(repo, git, name) is not None:
+                raise UsageError(
+                    f"unknown revision {show(rev)}: {show(name)} exists but the history here does not reach that far back "
+                    f"(a short or shallow history): fetch more history (actions/checkout with `fetch-depth: 0`) or name a branch, tag or commit"
+                )
+            raise UsageError(f"unknown revision {show(rev)}: {show(name or rev)} is no branch, tag or commit here; name one that exists (git branch -a lists them)")
         hint = ""
         if "/" not in rev and _resolve(repo, git, f"origin/{rev}") is not None:
             hint = f"; did you mean origin/{rev}? (CI checkouts often have no local {rev} branch)"

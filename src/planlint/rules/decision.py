@@ -106,6 +106,10 @@ def stopping_missing(ctx: PlanContext) -> Iterator[Problem]:
         yield Problem(route, "decision.stopping is missing: say when the run stops, e.g. stopping: {max_steps: 400, patience_evals: 3}", missing=True)
         return
     stopping = decision["stopping"]
+    if not isinstance(stopping, dict) and stopping is not None:  # a string, a number, a list: not "empty"
+        what = "a list" if isinstance(stopping, list) else f"{show(stopping)}, not a mapping"
+        yield Problem(route, f"decision.stopping is {what}: give a mapping with at least one of max_steps, max_epochs, patience_evals or max_hours, e.g. stopping: {{max_steps: 400}}")
+        return
     real = isinstance(stopping, dict) and any(key in stopping and stopping[key] is not None for key in _STOPPING_KEYS)
     if not real:
         yield Problem(route, "decision.stopping is empty: give at least one of max_steps, max_epochs, patience_evals or max_hours")

@@ -271,9 +271,14 @@ def baseline_grader_mismatch(ctx: PlanContext) -> Iterator[Problem]:
             if ident in repinned:
                 old, new = repinned[ident]
                 why = f" (--fix just pinned {show(ident)} from {show(old)} to {show(new)} and left the baseline alone: re-baselining is a human decision)"
+            current = versions[ident]
+            if floating_reason(current):  # never suggest a floating value as the fix
+                fix = f"pin {ident}'s version in graders first (it is floating: PL302), then re-measure the baseline with that exact version and update grader_versions"
+            else:
+                fix = f"re-measure the baseline with {show(current)} (then update grader_versions)"
             yield Problem(
                 ("baseline", "grader_versions", ident),
-                f"baseline was scored with {ident} {show(version)} but the plan uses {show(versions[ident])}{why}: re-measure the baseline with {show(versions[ident])} (then update grader_versions)",
+                f"baseline was scored with {ident} {show(version)} but the plan uses {show(current)}{why}: {fix}",
             )
     for ident in reward_ids:
         if ident in versions and ident not in recorded:

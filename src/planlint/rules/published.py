@@ -18,13 +18,14 @@ from planlint.services.publications import NOT_PUBLISHED, UNKNOWN, Publications,
 _SHOWN = 3  # published values quoted in a message
 
 
-def _published_hint(known: tuple[str, ...], example: str) -> str:
+def _published_hint(known: tuple[str, ...], example: str, source: str) -> str:
+    """The fix, from the values `source` (the one that gave the verdict) lists as published."""
     if not known:
-        return f"pin a published {example}"
+        return f"pin a release {source} lists as published" if example == "release" else f"pin a version {source} lists as published"
     newest = known[-1]
     recent = ", ".join(show(v) for v in known[-_SHOWN:])
     more = f" (newest of {len(known)})" if len(known) > _SHOWN else ""
-    return f"published: {recent}{more}; pin one of them, e.g. {show(newest)}"
+    return f"{source} lists as published: {recent}{more}; pin one of them, e.g. {show(newest)}"
 
 
 @rule("PL105", "release-not-published", ERROR)
@@ -70,7 +71,7 @@ def release_not_published(ctx: PlanContext) -> Iterator[Problem]:
     elif verdict.state == NOT_PUBLISHED:
         yield Problem(
             ("dataset", "release"),
-            f"dataset {show(name)} has no published release {show(release)} (according to {verdict.source}): {_published_hint(verdict.known, 'release')}",
+            f"dataset {show(name)} has no published release {show(release)} (according to {verdict.source}): {_published_hint(verdict.known, 'release', verdict.source)}",
         )
 
 
@@ -131,5 +132,5 @@ def grader_version_not_published(ctx: PlanContext) -> Iterator[Problem]:
         elif verdict.state == NOT_PUBLISHED:
             yield Problem(
                 ("graders", index, "version"),
-                f"grader {show(name)} has no published version {show(version)} (according to {verdict.source}): {_published_hint(verdict.known, 'version')}",
+                f"grader {show(name)} has no published version {show(version)} (according to {verdict.source}): {_published_hint(verdict.known, 'version', verdict.source)}",
             )

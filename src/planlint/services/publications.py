@@ -33,7 +33,7 @@ class PublicationsError(Exception):
 class Verdict:
     state: str
     source: str  # "catalog.yaml" or "the registry at https://host"
-    known: tuple[str, ...] = ()  # published values, oldest first, when the source lists them
+    known: tuple[str, ...] = ()  # published values, oldest first, as `source` lists them (only that source)
 
 
 class Publications:
@@ -47,8 +47,10 @@ class Publications:
             published = self.registry.published((kind, name, value))
             if published is not None:
                 source = f"the registry at {self.registry.settings.host}"
-                known = self.catalog.published(kind, name) if self.catalog else None
-                return Verdict(PUBLISHED if published else NOT_PUBLISHED, source, known or ())
+                # The registry answers yes or no; it lists nothing here. Never list
+                # the catalog's values under the registry's verdict: they may disagree
+                # (the catalog listed the very release the registry refused).
+                return Verdict(PUBLISHED if published else NOT_PUBLISHED, source)
         if self.catalog is None or not self.catalog.tracks(kind):
             return None
         values = self.catalog.published(kind, name)
@@ -175,7 +177,10 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
             import importlib.util
 
             if importlib.util.find_spec("requests") is None:
-                raise PublicationsError("checking against the registry needs the requests package: pip install 'planlint[http]'")
+                raise PublicationsError(
+                    "--online (checking against the registry) needs the requests package, which is not installed: "
+                    "pip install requests, or install planlint with its http extra (pip install 'planlint[http]'; from a checkout: pip install '.[http]')"
+                )
             cache = None
             if use_cache:
                 directory = Path(cache_dir) if cache_dir else Path(config.cache_dir) if config.cache_dir else Path(config.root) / ".planlint_cache"
