@@ -34,7 +34,7 @@ def _lint_example(tmp_path, planlint, fragment: str) -> list[dict]:
 
 
 def test_data_rules_are_registered():
-    assert DATA_RULES == ["PL207", "PL208", "PL209"]
+    assert DATA_RULES == ["PL207", "PL208", "PL209", "PL210", "PL211"]
 
 
 @pytest.mark.parametrize("code", DATA_RULES)

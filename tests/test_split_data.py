@@ -273,13 +273,15 @@ def test_parquet_timestamp_columns(tmp_path):
         "prompt": ["w"],
     }), str(eval_))
     issues, notes = check(train, eval_)
-    assert {(issue.code, issue.split) for issue in issues} == {("PL208", "train"), ("PL208", "eval")}
+    assert {(issue.code, issue.split) for issue in issues} == {("PL208", "train"), ("PL208", "eval"), ("PL210", "train")}
     assert "row 2 '2026-08-02" in by_code(issues)["PL208", "train"].message
-    assert [note.split for note in notes] == ["train"]
-    assert "1 row without created_at (row 3) not checked for time leakage" in notes[0].message
+    missing = by_code(issues)["PL210", "train"]
+    assert missing.key == "time_key" and "1 train row of 3 lack 'created_at'" in missing.message and "first: row 3" in missing.message
+    assert notes == []
 
 
-def test_unparseable_and_missing_times_are_a_note(tmp_path):
+def test_unparseable_and_missing_times_are_findings(tmp_path):
+    """Issue 12.3: rows the time boundary cannot be checked on are PL210 (no time) and PL211 (unreadable), not notes."""
     train_rows = clean_train(8)
     train_rows[1]["created_at"] = "yesterday"
     train_rows[2]["created_at"] = True
@@ -288,10 +290,11 @@ def test_unparseable_and_missing_times_are_a_note(tmp_path):
     del train_rows[5]["created_at"]
     train = write_rows(tmp_path / "train.jsonl", train_rows)
     issues, notes = check(train, write_rows(tmp_path / "eval.jsonl", clean_eval()))
-    assert issues == []
-    assert notes == [DataNote("train", f"{train}: 1 row without created_at (row 6) not checked for time leakage; "
-                                       "4 rows with an unparseable created_at (row 2: 'yesterday'; rows 3, 4, 5) not checked for time leakage "
-                                       "(row N is line N of the file)")]
+    assert notes == []
+    assert [(issue.code, issue.split, issue.key) for issue in issues] == [("PL210", "train", "time_key"), ("PL211", "train", "time_key")]
+    assert "1 train row of 8 lack 'created_at'" in issues[0].message and "first: row 6" in issues[0].message
+    assert "4 train rows have a 'created_at'" in issues[1].message
+    assert "row 2 'yesterday', row 3 'true', row 4 '2026-13-45', row 5 'NaN'" in issues[1].message, issues[1].message
 
 
 def test_invalid_cutoff_turns_the_time_check_off(tmp_path):
@@ -333,22 +336,23 @@ def test_many_bad_rows_list_the_first_few(tmp_path):
     assert notes[0].message == f"{train}: 12 rows skipped as not valid JSON (rows 1, 2, 3, 4, 5, …) (row N is line N of the file)"
 
 
-def test_missing_group_key_is_a_note(tmp_path, fmt):
+def test_missing_group_key_is_pl210(tmp_path, fmt):
     train_rows = clean_train(6)
     train_rows[2]["customer_id"] = None if fmt != "csv" else ""
     train_rows[4]["customer_id"] = ""
     issues, notes = check(write_rows(tmp_path / f"train.{fmt}", train_rows), write_rows(tmp_path / f"eval.{fmt}", clean_eval()))
-    assert issues == []
-    assert len(notes) == 1 and notes[0].split == "train"
-    assert "2 rows without customer_id (rows 3, 5) not checked for group leakage" in notes[0].message
+    assert notes == []
+    assert [(issue.code, issue.split, issue.key) for issue in issues] == [("PL210", "train", "group_key")]
+    assert "2 train rows of 6 lack 'customer_id' or have it null or empty (first: row 3)" in issues[0].message
 
 
 def test_absent_column_is_named(tmp_path):
     train = write_rows(tmp_path / "train.csv", [{"customer_id": "a", "created_at": "2026-01-01", "prompt": "p"}])
     eval_ = write_rows(tmp_path / "eval.csv", [{"customer": "b", "created_at": "2026-09-01", "prompt": "q"}])
     issues, notes = check(train, eval_)
-    assert issues == []
-    assert notes == [DataNote("eval", f"{eval_}: no customer_id column, so group leakage was not checked (row 1 is the first row after the header)")]
+    assert notes == []
+    assert [(issue.code, issue.split, issue.key) for issue in issues] == [("PL210", "eval", "group_key")]
+    assert "the eval file has no 'customer_id' column" in issues[0].message
 
 
 def test_no_input_field_is_a_note_not_a_finding(tmp_path):
@@ -653,10 +657,10 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
     expected = check(train, eval_)
     assert _scan.last_stats["mode"] == "sequential"
-    assert {issue.code for issue in expected[0]} == {"PL207", "PL208", "PL209"}
-    train_note = next(note.message for note in expected[1] if note.split == "train")
-    assert "rows without customer_id" in train_note
+    assert {issue.code for issue in expected[0]} == {"PL207", "PL208", "PL209", "PL210"}
+    assert "lack 'customer_id'" in next(issue.message for issue in expected[0] if issue.code == "PL210")
     if suffix.startswith("jsonl"):
+        train_note = next(note.message for note in expected[1] if note.split == "train")
         assert "1 row skipped as not valid JSON (row " in train_note
         assert "14 rows longer than 600 bytes (the limit on one record) skipped unread (rows 1, " in train_note
         assert "1 row skipped as not a JSON object" in train_note

@@ -35,6 +35,8 @@ _ALL: tuple[Rule, ...] = (
     leakage.group_leakage,
     leakage.time_leakage,
     leakage.duplicate_across_splits,
+    leakage.boundary_key_missing,
+    leakage.time_value_unreadable,
     # graders
     graders.grader_version_missing,
     graders.grader_version_floating,

@@ -1,6 +1,6 @@
-"""Data-aware split checks: PL207-PL209, over the split files when they exist locally.
+"""Data-aware split checks: PL207-PL211, over the split files when they exist locally.
 
-The three rules share one pass over the files (split_data.check_split_data,
+The rules share one pass over the files (split_data.check_split_data,
 cached by content hash); each reports its own code. Relative split paths are
 looked up against the current directory, then the project root (the
 directory of the config file), then the plan's own directory. When a file is
@@ -147,7 +147,10 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
         **({"time_budget": settings["time_budget"]} if "time_budget" in settings else {}),
     )
     for issue in issues:
-        problems.append(Problem(("splits", issue.split, "path"), issue.message, code=issue.code))
+        if issue.key is not None:  # PL210/PL211: at the boundary key the data does not honour
+            problems.append(Problem(("splits", "boundary", issue.key), issue.message, code=issue.code, at_key=True))
+        else:
+            problems.append(Problem(("splits", issue.split, "path"), issue.message, code=issue.code))
     for note in data_notes:
         where = f"splits.{note.split}.path" if note.split else "splits"
         if note.over_budget and settings.get("require"):  # a limit cut the checks short: not a pass
@@ -210,8 +213,10 @@ def time_leakage(ctx: PlanContext) -> Iterator[Problem | Note]:
 
     A time boundary promises that the model is evaluated on a period it never
     saw. One late row in train (or early row in eval) breaks the promise. ISO
-    dates, ISO datetimes and epoch seconds are understood; the finding points
-    at the offending file's `path`.
+    dates, ISO datetimes and epoch numbers are understood: below 1e11 an epoch
+    number is seconds, from 1e11 to 1e14 milliseconds (1e11 seconds would be
+    the year 5138, 1e11 milliseconds is 1973); anything else is PL211. The
+    finding points at the offending file's `path`.
 
     Example (fails):
         # data data/retail/train.jsonl: {"created_at": "2026-08-03", "prompt": "Refund order 1"}
@@ -274,3 +279,80 @@ def duplicate_across_splits(ctx: PlanContext) -> Iterator[Problem | Note]:
             group_key: customer_id
     """
     yield from _own(ctx, "PL209")
+
+
+@rule("PL210", "boundary-key-missing", ERROR, scope="data")
+def boundary_key_missing(ctx: PlanContext) -> Iterator[Problem]:
+    """The declared `group_key` or `time_key` is absent, null or empty in rows of a split file.
+
+    A boundary the rows do not carry is never checked: with `group_key:
+    acount_id` (a typo) no row has the key, and group leakage goes unseen
+    while the plan looks guarded. Reported for each split file that was read
+    and each key (the `time_key` only when the `cutoff` is valid), at the key
+    in the plan, with the number of rows and the first row number.
+
+    Example (fails):
+        # data data/retail/train.jsonl: {"customer_id": "c-17", "prompt": "Refund order 1"}
+        # data data/retail/eval.jsonl: {"customer_id": "c-90", "prompt": "Refund order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            group_key: acount_id
+    Example (passes):
+        # data data/retail/train.jsonl: {"customer_id": "c-17", "prompt": "Refund order 1"}
+        # data data/retail/eval.jsonl: {"customer_id": "c-90", "prompt": "Refund order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            group_key: customer_id
+    """
+    yield from _own(ctx, "PL210")
+
+
+@rule("PL211", "time-value-unreadable", ERROR, scope="data")
+def time_value_unreadable(ctx: PlanContext) -> Iterator[Problem]:
+    """`time_key` values that are neither ISO 8601 dates or date-times nor epoch seconds or milliseconds.
+
+    A US-style date (`08/05/2026`) or a month name cannot be compared with the
+    cutoff, so the time boundary goes unchecked for those rows. Understood:
+    ISO 8601 dates and date-times (`2026-08-01`, `2026-08-01T12:00:00Z`,
+    with or without an offset) and epoch numbers, as JSON numbers or decimal
+    strings: below 1e11 they are seconds, from 1e11 to 1e14 milliseconds
+    (beyond that, microseconds or nanoseconds, they are not read). One
+    finding per split file, at `time_key` in the plan, with the count and
+    the first rows and values.
+
+    Example (fails):
+        # data data/retail/train.jsonl: {"created_at": "07/30/2026", "prompt": "Refund order 1"}
+        # data data/retail/eval.jsonl: {"created_at": "2026-08-05", "prompt": "Refund order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            time_key: created_at
+            cutoff: 2026-08-01
+    Example (passes):
+        # data data/retail/train.jsonl: {"created_at": 1785369600000, "prompt": "Refund order 1"}
+        # data data/retail/eval.jsonl: {"created_at": "2026-08-05", "prompt": "Refund order 2"}
+        splits:
+          train:
+            path: data/retail/train.jsonl
+          eval:
+            path: data/retail/eval.jsonl
+            frozen: true
+          boundary:
+            time_key: created_at
+            cutoff: 2026-08-01
+    """
+    yield from _own(ctx, "PL211")

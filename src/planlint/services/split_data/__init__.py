@@ -53,7 +53,7 @@ __all__ = ["DataIssue", "DataNote", "check_split_data", "CACHE_VERSION"]
 
 #: Bump when what is checked or how results are worded changes: old cache
 #: entries then stop matching.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 #: How many offending values / rows a message names before "and N more".
 EXAMPLES = 5
@@ -61,11 +61,12 @@ EXAMPLES = 5
 
 @dataclass
 class DataIssue:
-    """A finding: PL207, PL208 or PL209, at the `path` of `split`."""
+    """A finding: PL207, PL208 or PL209 at the `path` of `split`; PL210 or PL211 at the boundary `key`."""
 
-    code: str  # "PL207" | "PL208" | "PL209"
-    split: str  # "train" or "eval": which split's `path` value the finding points at
+    code: str  # "PL207" | "PL208" | "PL209" | "PL210" | "PL211"
+    split: str  # "train" or "eval": the split file it is about
     message: str
+    key: str | None = None  # "group_key" | "time_key": the finding points at that boundary key instead
 
 
 @dataclass
@@ -250,6 +251,13 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs):
 
     issues: list[DataIssue] = []
     sides = {"train": train, "eval": held_out}
+    for side in (train, held_out):  # a declared boundary that rows do not carry is never checked silently
+        if group_key is not None and side.report.no_group.count:
+            issues.append(_missing_key_issue(side, "group_key", group_key, side.report.no_group, "group leakage (PL207)"))
+        if time_key is not None and side.report.no_time.count:
+            issues.append(_missing_key_issue(side, "time_key", time_key, side.report.no_time, "time leakage (PL208)"))
+        if time_key is not None and side.report.bad_time.count:
+            issues.append(_unreadable_time_issue(side, time_key))
     if group_key is not None and result.leaked:
         issues.append(_group_issue(group_key, small, big, index.groups, result.leaked, sides))
     if cut is not None:
@@ -332,6 +340,35 @@ def _time_issue(side: _Side, time_key: str, cut) -> DataIssue:
     )
 
 
+def _missing_key_issue(side: _Side, key: str, name: str, sample: Sample, check: str) -> DataIssue:
+    report = side.report
+    total = report.rows
+    if name in report.absent_columns:
+        what = f"the {side.split} file has no {show_value(name)} column"
+    elif sample.count == total:
+        what = f"no {side.split} row has {show_value(name)} (all {_plural(total, 'row')} lack it, or it is null or empty; first: row {sample.rows[0]})"
+    else:
+        what = f"{_plural(sample.count, side.split + ' row')} of {total} lack {show_value(name)} or have it null or empty (first: row {sample.rows[0]})"
+    return DataIssue(
+        "PL210", side.split,
+        f"splits.boundary.{key} {show_value(name)} is missing from the data: {what}, so those rows were not checked for {check}: "
+        f"fix the key's name in the plan, or fill it in every row {_hints(side)}",
+        key=key,
+    )
+
+
+def _unreadable_time_issue(side: _Side, time_key: str) -> DataIssue:
+    bad = side.report.bad_time
+    shown = ", ".join(f"row {row} {show_value(value)}" for row, value in zip(bad.rows, bad.values))
+    return DataIssue(
+        "PL211", side.split,
+        f"{_plural(bad.count, side.split + ' row')} {'has' if bad.count == 1 else 'have'} a {show_value(time_key)} that is no time planlint can read "
+        f"({shown}{_more(bad.count, len(bad.rows))}), so {'it was' if bad.count == 1 else 'they were'} not checked for time leakage (PL208): "
+        f"write ISO 8601 dates or date-times (2026-08-01, 2026-08-01T12:00:00Z) or epoch seconds or milliseconds as numbers {_hints(side)}",
+        key="time_key",
+    )
+
+
 def _fields_text(inputs, sides) -> str:
     if inputs:
         return "field" + ("s " if len(inputs) > 1 else " ") + ", ".join(inputs)
@@ -381,25 +418,7 @@ def _file_note(side: _Side, fields: Fields) -> DataNote | None:
         parts.append(f"{_plural(report.not_object.count, 'row')} skipped as not a JSON object ({_rows_text(report.not_object.rows, report.not_object.count)})")
     total = report.rows
 
-    def missing(sample: Sample, name: str, check: str) -> None:
-        if not sample.count:
-            return
-        if name in report.absent_columns:
-            parts.append(f"no {name} column, so {check} was not checked")
-        elif sample.count == total:
-            parts.append(f"no row has {name}, so {check} was not checked")
-        else:
-            parts.append(f"{_plural(sample.count, 'row')} without {name} ({_rows_text(sample.rows, sample.count)}) not checked for {check}")
-
-    if fields.group_key is not None:
-        missing(report.no_group, fields.group_key, "group leakage")
-    if fields.time_key is not None:
-        missing(report.no_time, fields.time_key, "time leakage")
-        bad = report.bad_time
-        if bad.count:
-            first = f"row {bad.rows[0]}: {show_value(bad.values[0])}"
-            rest = f"; {_rows_text(bad.rows[1:], bad.count - 1)}" if bad.count > 1 else ""
-            parts.append(f"{_plural(bad.count, 'row')} with an unparseable {fields.time_key} ({first}{rest}) not checked for time leakage")
+    # Rows without the group or time key, or with an unreadable time: PL210/PL211 findings, not notes.
     if report.no_input.count:
         if fields.inputs:
             name = " / ".join(fields.inputs)
@@ -447,7 +466,7 @@ def _cache_read(path: Path, seal_key: bytes, key: str) -> tuple[list[DataIssue],
             data = unseal(seal_key, "split-data", key, handle.read(4 << 20))
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
             return None
-        issues = [DataIssue(str(code), str(split), str(message)) for code, split, message in data["issues"]]
+        issues = [DataIssue(str(code), str(split), str(message), None if key is None else str(key)) for code, split, message, key in data["issues"]]
         notes = [DataNote(None if split is None else str(split), str(message)) for split, message in data["notes"]]
         return issues, notes
     except (OSError, ValueError, KeyError, TypeError):
@@ -457,7 +476,7 @@ def _cache_read(path: Path, seal_key: bytes, key: str) -> tuple[list[DataIssue],
 def _cache_write(path: Path, issues: list[DataIssue], notes: list[DataNote], seal_key: bytes, key: str) -> None:
     data = {
         "version": CACHE_VERSION,
-        "issues": [[issue.code, issue.split, issue.message] for issue in issues],
+        "issues": [[issue.code, issue.split, issue.message, issue.key] for issue in issues],
         "notes": [[note.split, note.message] for note in notes],
     }
     try:

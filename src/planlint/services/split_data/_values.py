@@ -70,14 +70,34 @@ def parse_cutoff(value: Any) -> Cutoff | None:
     return Cutoff(text, moment)
 
 
+#: Epoch numbers are told apart by magnitude: below 1e11 they are seconds (1e11
+#: seconds is the year 5138), from 1e11 up to 1e14 milliseconds (1e11 ms is
+#: March 1973, 1e14 ms the year 5138). Anything larger (microseconds,
+#: nanoseconds) is not read as a time: PL211.
+EPOCH_MS_FROM = 1e11
+EPOCH_MS_BELOW = 1e14
+
+
+def epoch_seconds(number: float) -> float | None:
+    """An epoch number (seconds or milliseconds, told apart by magnitude) in seconds; None if neither."""
+    size = abs(number)
+    if size < EPOCH_MS_FROM:
+        return float(number)
+    if size < EPOCH_MS_BELOW:
+        return number / 1000.0
+    return None
+
+
 def make_time_test(cutoff: Cutoff) -> Callable[[Any], "bool | None"]:
     """A function row-time -> True (at or after the cutoff), False (before it)
     or None (not a timestamp).
 
     Accepted: ISO 8601 dates and datetimes as Python's `datetime.fromisoformat`
     reads them (with or without offset, `Z` included; naive ones are UTC),
-    epoch seconds as a JSON number or as a decimal string (`"1754006400"`,
-    `"1754006400.5"`), and date/datetime objects (Parquet timestamp columns).
+    epoch seconds or milliseconds (told apart by magnitude, see
+    `epoch_seconds`) as a JSON number or as a decimal string (`"1754006400"`,
+    `"1754006400.5"`, `"1754006400000"`), and date/datetime objects (Parquet
+    timestamp columns).
     A string the ISO parser accepts is a date first: `"20260801"` is
     1 August 2026, not epoch seconds. Booleans, NaN and infinities are not
     timestamps.
@@ -86,6 +106,7 @@ def make_time_test(cutoff: Cutoff) -> Callable[[Any], "bool | None"]:
     fromiso = _fromiso
     datetime_type, date_type = _dt.datetime, _dt.date
     isfinite = math.isfinite
+    seconds_of = epoch_seconds
 
     def at_or_after(value: Any) -> bool | None:
         kind = type(value)
@@ -104,14 +125,17 @@ def make_time_test(cutoff: Cutoff) -> Callable[[Any], "bool | None"]:
                     except ValueError:
                         return None
                 else:
-                    return number >= epoch if isfinite(number) else None
+                    seconds = seconds_of(number) if isfinite(number) else None
+                    return None if seconds is None else seconds >= epoch
             if moment.tzinfo is None:
                 return moment >= naive
             return moment >= aware
-        if kind is int:
-            return value >= epoch
-        if kind is float:
-            return value >= epoch if isfinite(value) else None
+        if kind is int or kind is float:
+            try:
+                seconds = seconds_of(value) if isfinite(value) else None
+            except OverflowError:  # an int too large for a float: no time
+                return None
+            return None if seconds is None else seconds >= epoch
         if isinstance(value, datetime_type):
             if value.tzinfo is None:
                 return value >= naive
@@ -120,9 +144,10 @@ def make_time_test(cutoff: Cutoff) -> Callable[[Any], "bool | None"]:
             return datetime_type(value.year, value.month, value.day) >= naive
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             try:
-                return value >= epoch if isfinite(value) else None
-            except OverflowError:  # an int too large for a float
-                return value >= epoch
+                seconds = seconds_of(value) if isfinite(value) else None
+            except OverflowError:  # an int too large for a float: no time
+                return None
+            return None if seconds is None else seconds >= epoch
         return None
 
     return at_or_after
