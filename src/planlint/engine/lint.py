@@ -60,7 +60,7 @@ def attached_result(result: FileResult, document: Any) -> FileResult:
         if other.path == document.path:
             return other
     other = FileResult(document.path, text=document.text)
-    other.suppressions = supp.parse(document.text or "")
+    other.suppressions = supp.parse(document.text or "", resolve=rule_code)  # rules by code or name, as in plans
     result.attached.append(other)
     return other
 

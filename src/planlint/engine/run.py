@@ -24,7 +24,7 @@ from planlint.engine.discovery import discover
 from planlint.engine.lint import make_finding
 from planlint.engine.parallel import lint_targets
 from planlint.engine.plan_names import mentions, plan_files, read_name
-from planlint.rules import RULES
+from planlint.rules import RULES, rule_code
 from planlint.rules.base import NamedPlan, RepoContext, Services, SuppressionContext
 from planlint.rules.budget import committed, money
 from planlint.rules.run import display_path, inside, named_training_configs, training_configs
@@ -186,7 +186,7 @@ def _unplanned_runs(results: list[FileResult], config: Config) -> list[FileResul
             else:  # a link out of the repository: named, never read
                 document = TomlDocument(display, "training")
             result = FileResult(display, text=document.text)
-            result.suppressions = supp.parse(document.text or "")
+            result.suppressions = supp.parse(document.text or "", resolve=rule_code)  # rules by code or name, as in plans
             span = document.positions.values.get(("experiment",)) or START
             rel = os.path.relpath(path, root).replace(os.sep, "/")
             message = (f"no plan names this training config: a run nobody reviewed. Name it from its plan "

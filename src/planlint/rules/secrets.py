@@ -36,7 +36,7 @@ _T = r"(?<![A-Za-z0-9_\-])"  # token start
 _E = r"(?![A-Za-z0-9_\-])"  # token end
 _TOKENS = [
     ("an OpenAI API key (sk-...)", re.compile(
-        _T + r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}|[A-Za-z0-9]{48}|[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})" + _E)),
+        _T + r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{48}|[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})" + _E)),
     ("an Anthropic API key (sk-ant-...)", re.compile(_T + r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_\-]{93}AA" + _E)),
     ("a GitHub token", re.compile(_T + r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})" + _E)),
     ("an AWS access key id", re.compile(_T + r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}" + _E)),
