@@ -165,9 +165,9 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
                 (), config,
             ))
     # One finding per value: a placeholder (PL008) is not also floating or malformed.
-    placeholders = {problem.route for code, problem in raw if code == "PL008"}
+    placeholders = {(id(problem.document), problem.route) for code, problem in raw if code == "PL008"}
     if placeholders:
-        raw = [(code, problem) for code, problem in raw if code == "PL008" or problem.route not in placeholders]
+        raw = [(code, problem) for code, problem in raw if code == "PL008" or (id(problem.document), problem.route) not in placeholders]
     for code, problem in raw:
         add_finding(result, code, problem, loaded.positions, config)
     result.repo_root, result.run_configs = named_configs(ctx)

@@ -304,7 +304,7 @@ def grader_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
           grader_versions: {db-state: 1.4.1, tone: 3.0.1}
           result: {metric: pass@1, value: 0.38, rollouts: 64}
     """
-    base = ctx.extras.get("base")
+    base = ctx.base
     if not isinstance(base, dict) or not ctx.data:
         return
     reward = ctx.get("reward", "graders")

@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterator
 
 from planlint.core.messages import show
+from planlint.core.placeholders import placeholder
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, rule
-
-PLACEHOLDER_WORDS = ("TODO", "TBD", "FIXME", "XXX", "CHANGEME", "REPLACE_ME")
-# In capitals, not touching another letter or digit: `TODO-commit`,
-# `TODO_group_field`, `@TODO-team` count; `todo-app`, `Todoist`, `XXXL` do not.
-_WORD = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(PLACEHOLDER_WORDS) + r")(?![A-Za-z0-9])")
-_ANGLED = re.compile(r"<[^<>]+>")
-
-
-def placeholder(text: str) -> str | None:
-    """What makes `text` a placeholder (for the message), or None."""
-    match = _WORD.search(text)
-    if match:
-        return f"it holds the placeholder word {match.group(1)}"
-    stripped = text.strip()
-    if stripped == "...":
-        return "it is '...'"
-    if _ANGLED.fullmatch(stripped):
-        return "it is wholly in angle brackets, as a template's blank is"
-    return None
 
 
 def _strings(node: Any) -> Iterator[tuple[tuple, str]]:
