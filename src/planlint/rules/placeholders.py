@@ -7,6 +7,7 @@ from typing import Any, Iterator
 from planlint.core.messages import show
 from planlint.core.placeholders import placeholder
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, rule
+from planlint.rules.run import placeholder_problems
 
 
 def _strings(node: Any) -> Iterator[tuple[tuple, str]]:
@@ -39,7 +40,8 @@ def placeholder_value(ctx: PlanContext) -> Iterator[Problem]:
     error, and a warning while `metadata.status` is `draft`, so the output of
     `planlint init` can be committed as a draft. One finding per value: a
     placeholder is reported by this rule only, not also as floating or
-    malformed.
+    malformed. The run configs the plan names (`run:`) are checked the
+    same way.
 
     Example (fails):
         metadata:
@@ -58,6 +60,7 @@ def placeholder_value(ctx: PlanContext) -> Iterator[Problem]:
           name: Qwen/Qwen3-8B
           revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345
     """
+    yield from placeholder_problems(ctx)  # the run configs the plan names
     draft = ctx.get("metadata", "status") == "draft"
     for route, text in _strings(ctx.data):
         why = placeholder(text)
