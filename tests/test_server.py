@@ -7,6 +7,7 @@ finding for finding, to `planlint --format json` over the rule fixtures.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -277,3 +278,26 @@ async def test_committed_spend_counts_the_repositorys_other_plans_as_from_the_cl
     expected = cli_findings(plan.relative_to(repo), repo)
     assert [code for code, *_ in expected] == ["PL507"]
     assert server_findings(await opened(client, plan, REFERENCE)) == expected
+
+
+@pytest.mark.asyncio
+async def test_messages_name_files_relative_to_the_workspace_wherever_the_server_started(tmp_path, monkeypatch):
+    """The catalog is named as the CLI names it from the workspace root, even when the editor started the
+    server in another directory."""
+    repo = workspace(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    plan = repo / "plans" / "retail.yaml"
+    text = REFERENCE.replace('release: "2026.11.03"', 'release: "2026.12.01"')
+    write(plan, text)
+    monkeypatch.chdir(elsewhere)
+    config = ClientServerConfig(server_command=SERVER.server_command)
+    client = await config.start()
+    try:
+        await start(client, repo)
+        found = await asyncio.wait_for(opened(client, plan, text), 120)
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), 60)
+        await asyncio.wait_for(client.stop(), 60)
+    assert [d.code for d in found] == ["PL105"]
+    assert "catalog.yaml" in found[0].message and str(repo) not in found[0].message, found[0].message

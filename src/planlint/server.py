@@ -371,6 +371,10 @@ def build_server():
         state["settings"] = Settings.from_options(params.initialization_options)
         if params.root_uri:
             state["root"] = _path(params.root_uri)
+            # The CLI runs from the workspace root, and paths in messages (the catalog's, say) are relative to
+            # where it runs: so does the server, wherever the editor started it.
+            if state["root"] is not None and state["root"].is_dir():
+                os.chdir(state["root"])
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
