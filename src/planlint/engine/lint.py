@@ -16,7 +16,7 @@ from planlint.core import suppressions as supp
 from planlint.core.config import Config
 from planlint.core.loader import Loaded, load_bytes, load_file
 from planlint.core.messages import sanitize
-from planlint.core.model import PLAN_API_VERSION, FileResult, Finding, is_plan
+from planlint.core.model import FileResult, Finding, is_plan
 from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.core.yaml_values import scalar_text
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem, rule_code

@@ -16,7 +16,6 @@ it is fixed).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from urllib.parse import quote

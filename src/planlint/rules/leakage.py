@@ -48,8 +48,6 @@ def _resolve(value: str, ctx: PlanContext) -> Path | None:
 
 def _inside_the_checkout(path: Path, ctx: PlanContext) -> bool:
     """Is `path`, links resolved, inside the working directory, the config's directory or the plan's repository?"""
-    import os
-
     real = os.path.realpath(path)
     roots = {os.path.realpath(os.getcwd())}
     root = getattr(ctx.config, "root", None)

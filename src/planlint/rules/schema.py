@@ -227,8 +227,6 @@ def _convert(error, data: Any = None) -> Iterator[Problem]:
     if validator in ("additionalProperties", "unevaluatedProperties"):
         if not isinstance(instance, dict):
             return
-        import re
-
         allowed = _allowed_keys(schema)
         from planlint.rules.schema_compiled import ecma_regex
 

@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 from planlint.core.messages import show
 from planlint.core.yaml_values import scalar_text
-from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
+from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, rule
 
 
 @rule("PL201", "eval-split-missing", ERROR)

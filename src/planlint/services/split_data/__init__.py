@@ -23,7 +23,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
