@@ -177,7 +177,7 @@ def test_predefined_boundary_satisfies_pl203_and_the_data_checks_say_they_did_no
     text = planlint("plans", cwd=tmp_path)
     assert text.status == 0
     assert "planlint: note: plans/plan.yaml: splits.boundary.predefined 'tau-bench retail: official test split'" in text.err
-    assert "PL207-PL209" in text.err and "did not run" in text.err
+    assert "PL207-PL211" in text.err and "did not run" in text.err
     summary = planlint("--format", "markdown", "plans", cwd=tmp_path).out
     assert "splits.boundary.predefined" in summary
 

@@ -98,7 +98,7 @@ def test_missing_files_are_a_note_or_with_require_data_an_error(tmp_path, planli
     result = planlint("--format", "json", "plans", cwd=tmp_path)
     assert result.status == 0 and result.json["findings"] == [] and result.err == ""
     text = planlint("plans", cwd=tmp_path)
-    assert text.err == "planlint: note: data checks (PL207-PL209) skipped for 1 plan whose split files are not in this checkout (plans/plan.yaml); --require-data makes that an error\n"
+    assert text.err == "planlint: note: data checks (PL207-PL211) skipped for 1 plan whose split files are not in this checkout (plans/plan.yaml); --require-data makes that an error\n"
     assert planlint("--quiet", "plans", cwd=tmp_path).err == ""
     required = planlint("--format", "json", "--require-data", "plans", cwd=tmp_path)
     assert required.status == 1

@@ -10,7 +10,7 @@ import pytest
 from conftest import REFERENCE_PLAN, run_process, write
 
 PLAN = REFERENCE_PLAN.read_text(encoding="utf-8")
-SKIP_NOTE = "data checks (PL207-PL209) skipped"
+SKIP_NOTE = "data checks (PL207-PL211) skipped"
 
 
 @pytest.fixture

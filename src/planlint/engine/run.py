@@ -270,7 +270,7 @@ def finish(
     if skipped:
         shown = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
         report.notes.append(
-            f"data checks (PL207-PL209) skipped for {len(skipped)} plan{'s' if len(skipped) != 1 else ''} "
+            f"data checks (PL207-PL211) skipped for {len(skipped)} plan{'s' if len(skipped) != 1 else ''} "
             f"whose split files are not in this checkout ({shown}); --require-data makes that an error"
         )
     for index, result in enumerate(_with_attached(results)):

@@ -100,7 +100,7 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
         # do not guess one. Said in a note, so the skipped checks are not silent.
         notes.append(Note(
             f"{ctx.path}: splits.boundary.predefined {show(ctx.get('splits', 'boundary', 'predefined'))} is a benchmark's own split: "
-            "the data-aware leakage checks (PL207-PL209) need a group_key or time_key and did not run"
+            "the data-aware leakage checks (PL207-PL211) need a group_key or time_key and did not run"
         ))
         return problems, notes
     paths = _local_paths(ctx)

@@ -94,7 +94,7 @@ def boundary_missing(ctx: PlanContext) -> Iterator[Problem]:
     shared (a group key) or when the eval period starts (a time key and
     cutoff), so it can be checked. A benchmark profile's own test tasks
     have no such key: `predefined` names the benchmark's official split
-    instead (the data-aware checks PL207-PL209 need a key, so they do not
+    instead (the data-aware checks PL207-PL211 need a key, so they do not
     run on it, and a note says so).
 
     Example (fails):
