@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Union
 
 from planlint.core.positions import Route, Span
 
@@ -27,6 +27,57 @@ MISSING: Any = _Missing()
 
 
 @dataclass(frozen=True)
+class Replace:
+    """A fix's change: the scalar at `route` becomes `value`.
+
+    `value` is a `str` (written in the original's quoting style where it reads
+    back as that string, else double-quoted) or a number (a `YamlInt` or
+    `YamlFloat`, written as its source text).
+    """
+
+    route: Route
+    value: Any
+
+
+@dataclass(frozen=True)
+class Insert:
+    """A fix's change: the key `route[-1]` with `value` is added to the mapping at `route[:-1]`.
+
+    `beside`: a key of that mapping the new entry goes next to (in a flow
+    mapping just before it; in a block mapping on the line after it, at its
+    indentation).
+    """
+
+    route: Route
+    value: Any
+    beside: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A certain fix of one problem, as changes to the plan's data (symbolic, no positions).
+
+    `--fix` (modes/edits.py) turns the changes into exact text edits at the
+    loader's spans and keeps the fix only when the edited file reads back as
+    the original data plus exactly these changes. `summary` is what `--fix`
+    prints for it; `also`: other findings, (code, route), it resolves;
+    `repin`: a grader it re-pins, (grader id, old version, new version), which
+    the lint after `--fix` sees as `Services.repinned`.
+    """
+
+    summary: str
+    changes: tuple[Union[Replace, Insert], ...]
+    also: tuple[tuple[str, Route], ...] = ()
+    repin: tuple[str, str, str] | None = None
+
+
+#: What `Problem.fix` holds: a Fix; or, when working it out costs something (a
+#: catalog or registry lookup), a function that returns one (or None) and that
+#: only `--fix` calls, so a lint without --fix never pays for it.
+FixOrLater = Union[Fix, Callable[[], Union[Fix, None]]]
+
+
+@dataclass(frozen=True)
 class Problem:
     """What a rule reports: where (a route) and what. The engine does the rest.
 
@@ -42,6 +93,9 @@ class Problem:
     `document`: the finding is in another file the plan names (a run config,
     `run_config.TomlDocument`): the route is into that file's data, and the
     engine places it with that file's positions, under that file's path.
+    `fix`: how `--fix` resolves it with certainty (a `Fix`, or a function
+    returning one or None); only rules registered with `fixable=True` may
+    attach one (tests/test_fix_declared.py checks both ways).
     """
 
     route: Route
@@ -53,6 +107,15 @@ class Problem:
     path: str | None = None
     span: Span | None = None
     document: Any = None
+    fix: FixOrLater | None = field(default=None, compare=False)
+
+
+def fix_of(problem: Problem) -> Fix | None:
+    """The problem's fix, worked out now if the rule deferred it."""
+    fix = problem.fix
+    if fix is None or isinstance(fix, Fix):
+        return fix
+    return fix()
 
 
 def lookup(data: Any, route: tuple) -> Any:
@@ -178,7 +241,7 @@ class Rule:
     severity: str
     check: Callable[[PlanContext], Iterator[Problem]]
     doc: str
-    fixable: bool = False
+    fixable: bool = False  # its problems may carry a Problem.fix (`planlint rules` and the docs say so)
     scope: str = "plan"  # plan | file | repo | diff | data | registry
 
     @property
