@@ -170,7 +170,7 @@ def test_fix_keeps_file_mode_and_writes_through_symlinks(tmp_path, planlint):
 
 
 def test_fixable_flags_match_what_fix_can_do(planlint):
-    from planlint.modes.fixes import FIXABLE
+    from fix_corpus import FIXABLE
     from planlint.rules import RULES
 
     assert {code for code, rule in RULES.items() if rule.fixable} == set(FIXABLE)
@@ -205,7 +205,7 @@ def test_fixable_flags_match_what_fix_can_do(planlint):
     ],
 )
 def test_parse_spend(text, parsed):
-    from planlint.modes.fixes import parse_spend
+    from planlint.rules.budget import parse_spend
 
     assert parse_spend(text) == parsed
 
@@ -231,7 +231,7 @@ def test_parse_spend(text, parsed):
     ],
 )
 def test_newest_matching(value, published, newest):
-    from planlint.modes.fixes import newest_matching
+    from planlint.rules.pinning import newest_matching
 
     assert newest_matching(value, published) == newest
 

@@ -208,17 +208,19 @@ def fix_actions(linted: Linted, uri: str, code: str, yaml_path: str, diag) -> li
     from lsprotocol import types
 
     from planlint.modes.edits import apply_edits, non_overlapping, verified
-    from planlint.modes.fixes import FIXABLE, candidate_fixes
+    from planlint.modes.fixes import candidate_fixes
     from planlint.core.loader import load_text
     from planlint.core.positions import yaml_path as format_path
 
-    if code not in FIXABLE or linted.text is None or not isinstance(linted.data, dict) or linted.positions is None:
+    rule = RULES.get(code)
+    if rule is None or not rule.fixable or linted.text is None or not isinstance(linted.data, dict) or linted.positions is None:
         return []
     limits = linted.config.parser_limits()
     original = load_text(linted.text, limits)
     if original.fatal or original.problems:  # PL002: --fix leaves such a file alone, so does the editor
         return []
-    fixes = non_overlapping(candidate_fixes(linted.text, original.data, original.positions, linted.publications, {(code, yaml_path)}))
+    services = Services(publications=linted.publications)
+    fixes = non_overlapping(candidate_fixes(linted.text, original, {(code, yaml_path)}, config=linted.config, services=services))
     lines = Lines(linted.text)
     actions = []
     for fix in fixes:

@@ -1,11 +1,13 @@
-"""The edit machinery of --fix, rule-agnostic: exact text edits at loader positions.
+"""The edit machinery of --fix, rule-agnostic: symbolic fixes become exact text edits at loader positions.
 
-A document is never re-dumped. An `Edit` replaces a span of the decoded text
-(one scalar, at the span the loader recorded) or inserts one; `apply_edits`
+A rule attaches a `rules.base.Fix` to its problem: changes to the data
+(`Replace` a scalar, `Insert` a key beside another), no positions.
+`text_fix` turns one into `Edit`s at the spans the loader recorded. A document
+is never re-dumped: an `Edit` replaces a span of the decoded text (one scalar)
+or inserts one (one line, or one entry of a flow mapping). `apply_edits`
 applies non-overlapping edits; `verified` parses the result again and accepts
-it only when the data equals the original plus exactly the values each `Fix`
+it only when the data equals the original plus exactly the values each fix
 intends (numbers compared by their source text) and nothing new is wrong.
-Which edits a finding gets is decided by the per-rule fixes (modes/fixes.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import difflib
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from planlint.core.loader import load_text
 from planlint.core.messages import sanitize
 from planlint.core.positions import LINE_BREAK, Positions, Route
 from planlint.core.yaml_values import resolve_plain, scalar_text
+from planlint.rules.base import Fix, Insert, Replace, lookup
 
 
 _BREAK = LINE_BREAK  # the loader's spans count lines as editors do
@@ -37,14 +40,18 @@ class Edit:
 
 
 @dataclass
-class Fix:
+class TextFix:
+    """A rule's fix of the finding (code, route), as text edits."""
+
     code: str
     route: Route
     edits: list[Edit]
     expect: list[tuple[Route, Any]]  # the data after the fix: route -> value
-    summary: str
-    also: list[tuple[str, Route]] = field(default_factory=list)  # other findings it resolves
-    repin: tuple[str, str, str] | None = None  # (grader id, old, new)
+    fix: Fix
+
+    @property
+    def summary(self) -> str:
+        return self.fix.summary
 
 
 def line_starts(text: str) -> list[int]:
@@ -92,6 +99,69 @@ def render_scalar(value: str, style: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def render_value(value: Any, style: str) -> str:
+    """A fix's new value as YAML text: a string by `render_scalar`, a number as its source text."""
+    if isinstance(value, str):
+        return render_scalar(value, style)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return scalar_text(value)
+    raise TypeError(f"a fix writes a string or a number, not {type(value).__name__}")
+
+
+def insert_edit(text: str, starts: list[int], positions: Positions, change: Insert) -> Edit | None:
+    """`key: value` beside the entry `change.beside` of the mapping, in the mapping's own style.
+
+    In a flow mapping the new entry goes just before that entry; in a block
+    mapping on the line after it, at its indentation, when that entry is one
+    simple `  key: value` line. None when neither fits.
+    """
+    mapping_route, key = change.route[:-1], change.route[-1]
+    beside = (*mapping_route, change.beside)
+    key_span = positions.keys.get(beside)
+    value_span = positions.values.get(beside)
+    mapping = positions.values.get(mapping_route)
+    if key_span is None or value_span is None or mapping is None:
+        return None
+    map_start = offset(starts, mapping.line, mapping.column)
+    key_start = offset(starts, key_span.line, key_span.column)
+    if map_start is None or key_start is None:
+        return None
+    entry = f"{render_value(key, 'plain')}: {render_value(change.value, 'plain')}"
+    if text[map_start] == "{":  # flow mapping: a new entry before the other one
+        return Edit(key_start, key_start, f"{entry}, ")
+    line_start = starts[key_span.line - 1]
+    indent = text[line_start:key_start]
+    if indent.strip(" ") or value_span.end_line != key_span.line:
+        return None  # not a simple `  key: ...` line
+    newline = newline_of(text)
+    if value_span.end_line < len(starts):  # insert at the start of the next line
+        at = starts[value_span.end_line]
+        return Edit(at, at, f"{indent}{entry}{newline}")
+    at = len(text)  # the last line has no line break: keep it that way
+    return Edit(at, at, f"{newline}{indent}{entry}")
+
+
+def text_fix(code: str, route: Route, fix: Fix, text: str, starts: list[int], positions: Positions, data: Any) -> TextFix | None:
+    """The edits that make `fix`'s changes in `text`; None when one of them cannot be placed with certainty."""
+    edits: list[Edit] = []
+    expect: list[tuple[Route, Any]] = []
+    for change in fix.changes:
+        if isinstance(change, Replace):
+            site = scalar_site(text, starts, positions, change.route, lookup(data, change.route))
+            if site is None:
+                return None
+            edits.append(Edit(site.start, site.end, render_value(change.value, site.style)))
+        elif isinstance(change, Insert):
+            edit = insert_edit(text, starts, positions, change)
+            if edit is None:
+                return None
+            edits.append(edit)
+        else:
+            raise TypeError(f"unknown fix change {change!r}")
+        expect.append((change.route, change.value))
+    return TextFix(code, route, edits, expect, fix)
+
+
 def newline_of(text: str) -> str:
     match = re.search(r"\r\n|\r|\n", text)
     return match.group(0) if match else "\n"
@@ -107,8 +177,8 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(reversed(out))
 
 
-def non_overlapping(fixes: list[Fix]) -> list[Fix]:
-    kept: list[Fix] = []
+def non_overlapping(fixes: list[TextFix]) -> list[TextFix]:
+    kept: list[TextFix] = []
     taken: list[tuple[int, int]] = []
     for fix in fixes:
         spans = [(e.start, e.end) for e in fix.edits]
@@ -156,7 +226,7 @@ def _normal(value: Any) -> Any:
     return ("str", value)
 
 
-def verified(original, new_text: str, fixes: list[Fix], limits) -> bool:
+def verified(original, new_text: str, fixes: list[TextFix], limits) -> bool:
     """Does `new_text` read as the original data with exactly the fixes' changes?"""
     expected = _copy(original.data, {})
     for fix in fixes:

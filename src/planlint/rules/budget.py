@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import math
+import re
+from functools import partial
 from typing import Any, Iterator
 
 from planlint.core.currencies import ISO_4217
 from planlint.core.messages import show
-from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, no_check, rule
+from planlint.core.yaml_values import YamlFloat, YamlInt, parse_number
+from planlint.rules.base import ERROR, MISSING, Fix, Insert, PlanContext, Problem, Replace, no_check, rule
 from planlint.rules.baseline import ACTIVE_STATUSES
+
+_AMOUNT = r"(?P<amount>(?:0|[1-9][0-9]*)(?:\.[0-9]+)?)"
+_GROUPED = r"(?P<amount>[1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?)"
+_SPEND_FORMS = [  # (pattern, where the currency comes from)
+    (re.compile(rf"^\$\s?{_AMOUNT}$"), "$"),
+    (re.compile(rf"^\$\s?{_GROUPED}$"), "$"),  # "$1,000": a dollar amount, US digit grouping
+    (re.compile(rf"^(?P<code>[A-Za-z]{{3}})\s?{_AMOUNT}$"), "code"),
+    (re.compile(rf"^{_AMOUNT}\s?(?P<code>[A-Za-z]{{3}})$"), "code"),
+    (re.compile(rf"^(?P<code>USD|usd)\s?{_GROUPED}$"), "code"),
+    (re.compile(rf"^{_GROUPED}\s?(?P<code>USD|usd)$"), "code"),
+    (re.compile(rf"^{_AMOUNT}$"), "none"),
+]
 
 
 def spend_amount(value: Any) -> float | None:
@@ -18,6 +33,50 @@ def spend_amount(value: Any) -> float | None:
     if not math.isfinite(value) or value <= 0:
         return None
     return float(value)
+
+
+def parse_spend(value: str) -> tuple[str, str | None] | None:
+    """("250", "USD") from "$250" / "250 USD" / "USD 250"; ("250", None) from "250"; None when not certain."""
+    text = value.strip()
+    for pattern, kind in _SPEND_FORMS:
+        match = pattern.match(text)
+        if not match:
+            continue
+        groups = match.groupdict()
+        amount = groups["amount"].replace(",", "")
+        if float(amount) <= 0:
+            return None
+        if kind == "$":
+            return amount, "USD"
+        if kind == "code":
+            code = groups["code"].upper()
+            return (amount, code) if code in ISO_4217 else None
+        return amount, None
+    return None
+
+
+def _spend_fix(budget: dict, value: str) -> Fix | None:
+    """`max_spend: "$250"` -> `max_spend: 250`, plus `currency: USD` when the plan has none; None when
+    not certain (a currency that disagrees with budget.currency is a human's choice)."""
+    parsed = parse_spend(value)
+    if parsed is None:
+        return None
+    amount, currency = parsed
+    number = parse_number(amount)
+    if not isinstance(number, (YamlInt, YamlFloat)):
+        return None
+    changes: list[Replace | Insert] = [Replace(("budget", "max_spend"), number)]
+    also: tuple[tuple[str, tuple], ...] = ()
+    summary = f"budget.max_spend {show(value)} -> {amount}"
+    if currency is not None:
+        present = budget.get("currency")
+        if "currency" not in budget:
+            changes.append(Insert(("budget", "currency"), currency, beside="max_spend"))
+            also = (("PL503", ("budget", "currency")),)
+            summary += f", added budget.currency: {currency}"
+        elif not (isinstance(present, str) and present.strip().upper() == currency):
+            return None
+    return Fix(summary, tuple(changes), also)
 
 
 @rule("PL501", "max-spend-missing", ERROR)
@@ -72,11 +131,13 @@ def max_spend_invalid(ctx: PlanContext) -> Iterator[Problem]:
     value = ctx.get("budget", "max_spend")
     if value is MISSING or spend_amount(value) is not None:
         return
+    fix: Any = None
     if isinstance(value, str):
         hint = "write the amount as a number (max_spend: 250) and the currency in budget.currency"
+        fix = partial(_spend_fix, ctx.data["budget"], value)  # parsed only by --fix
     else:
         hint = "it must be a number greater than 0"
-    yield Problem(("budget", "max_spend"), f"budget.max_spend {show(value)} is not a valid amount: {hint}")
+    yield Problem(("budget", "max_spend"), f"budget.max_spend {show(value)} is not a valid amount: {hint}", fix=fix)
 
 
 @rule("PL503", "currency-invalid", ERROR, fixable=True)
@@ -108,10 +169,12 @@ def currency_invalid(ctx: PlanContext) -> Iterator[Problem]:
     currency = budget["currency"]
     if isinstance(currency, str) and currency in ISO_4217:
         return
-    hint = ""
+    hint, fix = "", None
     if isinstance(currency, str) and currency.strip().upper() in ISO_4217:
-        hint = f" (write it in capitals: {currency.strip().upper()})"
-    yield Problem(("budget", "currency"), f"budget.currency {show(currency)} is not a 3-letter ISO 4217 code{hint}: use e.g. USD or EUR")
+        upper = currency.strip().upper()
+        hint = f" (write it in capitals: {upper})"
+        fix = Fix(f"budget.currency {show(currency)} -> {upper}", (Replace(("budget", "currency"), upper),))
+    yield Problem(("budget", "currency"), f"budget.currency {show(currency)} is not a 3-letter ISO 4217 code{hint}: use e.g. USD or EUR", fix=fix)
 
 
 @rule("PL504", "estimate-over-cap", ERROR)

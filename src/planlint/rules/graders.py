@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterator
 
 from planlint.core.floating import floating_reason
 from planlint.core.messages import show
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
+from planlint.rules.pinning import pin_newest
 
 
 def _label(index: int, grader: dict) -> str:
@@ -93,7 +95,9 @@ def grader_version_floating(ctx: PlanContext) -> Iterator[Problem]:
         if "version" in grader:
             reason = floating_reason(grader["version"])
             if reason:
-                yield Problem(("graders", index, "version"), f"{_label(index, grader)} version {show(grader['version'])} is floating ({reason}): pin one exact version, e.g. 1.4.2")
+                route = ("graders", index, "version")
+                yield Problem(route, f"{_label(index, grader)} version {show(grader['version'])} is floating ({reason}): pin one exact version, e.g. 1.4.2",
+                              fix=partial(pin_newest, ctx, "graders", grader.get("name"), route, grader["version"], grader.get("id")))
 
 
 @rule("PL303", "unknown-grader", ERROR)

@@ -3,11 +3,67 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from functools import partial
+from typing import Any, Iterator
 
 from planlint.core.floating import floating_reason
 from planlint.core.messages import show
-from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
+from planlint.core.positions import Route, yaml_path
+from planlint.core.yaml_values import scalar_text
+from planlint.rules.base import ERROR, MISSING, WARNING, Fix, PlanContext, Problem, Replace, rule
+
+NEWEST_WORDS = frozenset({"latest", "newest", "current", "head", "tip"})
+_WILD = ("x", "X", "*")
+_MAX_VALUE = 128
+
+
+def newest_matching(value: Any, published: tuple[str, ...]) -> str | None:
+    """The published value a floating `value` certainly means, or None.
+
+    A value that means "the newest" (`latest`, `newest`, `current`, `head`,
+    `tip`, `*`) is the newest published one; `1.x` / `1.4.*` the newest
+    published one with that prefix; anything else (a range, `stable`) is not
+    certain.
+    """
+    if not published or value is None or isinstance(value, (bool, int, float, dict, list)):
+        return None
+    text = str(value).strip()
+    if text.lower() in NEWEST_WORDS or text == "*":
+        candidates = list(published)
+    else:
+        parts = text.split(".")
+        first = next((i for i, p in enumerate(parts) if p in _WILD), None)
+        if not first or any(p not in _WILD for p in parts[first:]) or any(p in _WILD or not p for p in parts[:first]):
+            return None
+        prefix = parts[:first]
+        candidates = [v for v in published if v.split(".")[:first] == prefix]
+    for candidate in reversed(candidates):
+        if _usable(candidate):
+            return candidate
+    return None
+
+
+def _usable(value: str) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= _MAX_VALUE and value.isprintable() and value == value.strip() and floating_reason(value) is None
+
+
+def pin_newest(ctx: PlanContext, kind: str, name: Any, route: Route, value: Any, grader: Any = None) -> Fix | None:
+    """The fix of a floating release or version: the newest published one it certainly means.
+
+    `kind`: "datasets" or "graders"; `name`: the dataset's or grader's name;
+    `grader`: the grader's id, when re-pinning a grader (the lint after --fix
+    tells PL306 about it). Asks the catalog or registry, so rules attach it
+    deferred (`functools.partial`) and only --fix calls it.
+    """
+    publications = ctx.services.publications
+    if publications is None or not isinstance(name, str):
+        return None
+    published, source = publications.published_values(kind, name)
+    new = newest_matching(value, published)
+    if new is None:
+        return None
+    repin = (grader, scalar_text(value), new) if isinstance(grader, str) else None
+    return Fix(f"{yaml_path(route)} {show(value)} -> {show(new)} (newest published in {source})", (Replace(route, new),), repin=repin)
 
 
 @rule("PL101", "dataset-release-missing", ERROR)
@@ -59,7 +115,9 @@ def dataset_release_floating(ctx: PlanContext) -> Iterator[Problem]:
         return
     reason = floating_reason(release)
     if reason:
-        yield Problem(("dataset", "release"), f"dataset.release {show(release)} is floating ({reason}): pin one exact published release, e.g. \"2026.11.03\"")
+        route = ("dataset", "release")
+        yield Problem(route, f"dataset.release {show(release)} is floating ({reason}): pin one exact published release, e.g. \"2026.11.03\"",
+                      fix=partial(pin_newest, ctx, "datasets", ctx.get("dataset", "name"), route, release))
 
 
 def _revision(ctx: PlanContext, route: tuple, what: str) -> Iterator[Problem]:
