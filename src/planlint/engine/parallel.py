@@ -16,7 +16,6 @@ the cache entries it adds as one segment (atomic writes make that safe).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import sys
 import time
@@ -82,6 +81,8 @@ def services_fingerprint(services: Services | None) -> str | None:
             continue
         if how == CATALOG and value.registry is None and value.catalog is not None:
             # The catalog as the rules see it, display path included (messages name it).
+            import hashlib  # only with a catalog: OpenSSL's start-up is not every run's
+
             parts.append("catalog " + hashlib.sha256(repr(value.catalog).encode()).hexdigest())
             continue
         return None

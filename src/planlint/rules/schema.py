@@ -12,8 +12,8 @@ and the reference the compiled path is tested against.
 
 from __future__ import annotations
 
-import difflib
 import json
+import os
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -102,11 +102,20 @@ def _owned_value(route: Route, validator: str, instance: Any = None, data: Any =
     return False
 
 
+_SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "plan.schema.json")
+
+
 @lru_cache(maxsize=1)
 def plan_schema() -> dict:
-    from importlib.resources import files
+    # The package's own file, read directly: importlib.resources imports zipfile,
+    # tempfile and threading, a few milliseconds of every pre-commit hook's start-up.
+    try:
+        with open(_SCHEMA_FILE, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:  # pragma: no cover - installed as a zip: ask the loader
+        from importlib.resources import files
 
-    return json.loads(files("planlint").joinpath("data/plan.schema.json").read_text(encoding="utf-8"))
+        return json.loads(files("planlint").joinpath("data/plan.schema.json").read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)
@@ -234,6 +243,8 @@ def _convert(error, data: Any = None) -> Iterator[Problem]:
         for key in instance:
             if key in allowed or any(p.search(key) for p in patterns):
                 continue
+            import difflib  # only for an unknown key: spares its import on every run
+
             close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(allowed)} (or an x- extension key)"
             yield Problem(route + (key,), f"unknown key {show(key)} in {where}: {hint}", at_key=True)
