@@ -1,5 +1,3 @@
-import sys
+from planlint.cli import entry
 
-from planlint.cli import main
-
-sys.exit(main())
+entry()

@@ -9,6 +9,8 @@ functions of this module are therefore deliberate; the layering contract
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import os
 import sys
 from dataclasses import replace
@@ -90,10 +92,58 @@ def _jobs(value: str) -> int:
     return jobs
 
 
+# Set by entry(): this process is planlint's own, so it may skip what a library call may not.
+_WHOLE_PROCESS = False
+
+
+def entry() -> None:
+    """The console script and `python -m planlint`: main() as a whole process, started and ended fast.
+
+    A pre-commit hook starts planlint on every commit, so start-up and exit are
+    much of its time. Everything imported lives until the process ends, so the
+    cyclic garbage collector waits until the imports are done (`_imports_done`);
+    and once the output is flushed the process ends with os._exit, skipping the
+    interpreter's teardown (freeing every module: milliseconds that change
+    nothing), unless an atexit handler or another thread is there to be run or
+    joined: then it exits normally.
+    """
+    global _WHOLE_PROCESS
+    _WHOLE_PROCESS = True
+    gc.disable()
+    status = main()
+    if not isinstance(status, int) or not 0 <= status <= 255:
+        sys.exit(status)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed or broken stream: the normal exit reports it as it always did
+        sys.exit(status)
+    if _nothing_left_to_run():
+        os._exit(status)
+    sys.exit(status)
+
+
+def _nothing_left_to_run() -> bool:
+    """No atexit handler and no other thread: the interpreter's teardown would only free memory."""
+    callbacks = getattr(atexit, "_ncallbacks", None)
+    if callbacks is None or callbacks() != 0:
+        return False
+    threading = sys.modules.get("threading")
+    return threading is None or threading.active_count() == 1
+
+
+def _imports_done() -> None:
+    """Under entry(): the long-lived objects are made; freeze them out of the collector's way and turn it on."""
+    if _WHOLE_PROCESS and not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in SUBCOMMANDS:
+            _imports_done()
             return _subcommand(argv[0], argv[1:])
         return _lint(argv)
     except SystemExit as exc:  # argparse: usage errors and --help
@@ -141,6 +191,7 @@ def _lint(argv: list[str]) -> int:
     from planlint.engine.run import lint_paths
     from planlint.rules import RULES, rule_names
 
+    _imports_done()
     names = rule_names()  # rules may be named wherever their codes go
     try:
         config = load_config(args.config, codes=RULES, names=names)
@@ -476,4 +527,4 @@ def rules_text(fmt: str) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()
