@@ -7,6 +7,7 @@ from functools import partial
 from typing import Any, Iterator
 
 from planlint.core.floating import floating_reason
+from planlint.core.urls import show_uri
 from planlint.core.messages import show
 from planlint.core.positions import Route, yaml_path
 from planlint.core.yaml_values import scalar_text
@@ -267,4 +268,5 @@ def split_path_floating(ctx: PlanContext) -> Iterator[Problem]:
         if found is None:
             continue
         severity, why, pinned = found
-        yield Problem(("splits", name, "path"), f"splits.{name}.path {show(split['path'])} {why}: pin it, e.g. {pinned}", severity=severity)
+        # a URL's user part and query may hold a credential: never shown (core.urls)
+        yield Problem(("splits", name, "path"), f"splits.{name}.path {show(show_uri(split['path']))} {why}: pin it, e.g. {show_uri(pinned)}", severity=severity)

@@ -7,6 +7,7 @@ from typing import Any, Iterator
 
 from planlint.core.positions import split_lines
 from planlint.core.suppressions import _Scalars, comment_start
+from planlint.core.urls import mask_uris
 from planlint.rules.base import ERROR, PlanContext, Problem, rule
 from planlint.rules.run import string_values
 
@@ -87,7 +88,10 @@ def comment_secrets(text: str, quoted) -> Iterator[tuple[int, int, int, str]]:
 
 
 def redact(text: str) -> str:
-    """`text` with anything that looks like a credential masked (for source excerpts)."""
+    """`text` with anything that looks like a credential masked (for source excerpts),
+    and URLs' user parts and query values (`https://user:token@host/x?sig=...`)."""
+    if "://" in text:
+        text = mask_uris(text)
     for _, pattern in _PATTERNS:
         text = pattern.sub(lambda m: m.group(0)[:3] + "*" * 8, text)
     return text
