@@ -77,6 +77,24 @@ class Config:
         return any(r.match(rel) for r in self._exclude_res)
 
 
+_BYTE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+
+
+def byte_size(value: Any) -> int | None:
+    """A size in bytes from an integer or a string such as "2 GiB" or "500MB"; None if it is not a positive one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return int(value) if value > 0 else None
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", value)
+        if match and match.group(2).lower() in _BYTE_UNITS:
+            size = int(float(match.group(1)) * _BYTE_UNITS[match.group(2).lower()])
+            return size if size > 0 else None
+    return None
+
+
 def _glob_regex(pattern: str) -> re.Pattern:
     """gitignore-style globs: `**` spans directories, `*` and `?` stay within one.
 
@@ -403,8 +421,14 @@ def _build(raw: dict, path: Path, codes: Iterable[str] | None, names: Mapping[st
         config.registry = dict(raw["registry"])
     if "data" in raw:
         data = raw["data"]
-        if not isinstance(data, dict) or set(data) - {"input_fields", "require", "time_budget"}:
-            raise _fail(path, "data", "expected a mapping with input_fields (a list of field names), require (true/false) and/or time_budget (seconds)")
+        if not isinstance(data, dict) or set(data) - {"input_fields", "require", "time_budget", "max_bytes"}:
+            raise _fail(path, "data", "expected a mapping with input_fields (a list of field names), require (true/false), "
+                                      "time_budget (seconds) and/or max_bytes (bytes per split, e.g. 2 GiB)")
+        if "max_bytes" in data:
+            size = byte_size(data["max_bytes"])
+            if size is None:
+                raise _fail(path, "data.max_bytes", "expected a positive number of bytes, e.g. 2147483648 or \"2 GiB\" (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
+            data = {**data, "max_bytes": size}
         if "time_budget" in data:
             budget = data["time_budget"]
             if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget < float("inf"):

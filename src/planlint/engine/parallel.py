@@ -28,7 +28,7 @@ from planlint.core.model import FileResult
 from planlint.engine.lint import lint_file
 from planlint.rules import RULES
 from planlint.rules.base import CATALOG, NEUTRAL, PlanContext, Services
-from planlint.rules.leakage import inputs
+from planlint.rules.leakage import inputs, remote_or_glob
 from planlint.rules.run import inputs as run_inputs
 from planlint.rules.schema import _compiled
 
@@ -149,18 +149,23 @@ def _lint(target: Target, key: str | None, config: Config, services: Services | 
             # file is still the one that was looked up before linting.
             if key is not None and cache.current_key(display, path, explicit) == key:
                 cache.store(key, None)
-        elif result.text is not None and not _racy(inputs, started):
+        elif result.text is not None and inputs is not None and not _racy(inputs, started):
             cache.store(cache.file_key(display, explicit, result.text), result, inputs)
     return result
 
 
-def _inputs(result: FileResult, display: str, path: Path, config: Config, services: Services | None) -> list:
-    """[(path, state)] of the other files the rules looked at for this plan: split files, run configs."""
+def _inputs(result: FileResult, display: str, path: Path, config: Config, services: Services | None) -> list | None:
+    """[(path, state)] of the other files the rules looked at for this plan: split files, run configs.
+
+    None when the result depends on more than files can show: a split behind a
+    URI or a glob (the data checks' own cache keys those by version or ETag)."""
     if not isinstance(result.data, dict):
         return []
     ctx = PlanContext(data=result.data, path=display, config=config, services=services or Services(), file=path)
     looked = run_inputs(ctx)  # the run configs and their entrypoints (PL801, PL008, PL901-PL903)
     if any(r.scope == "data" and config.enabled(c) for c, r in RULES.items()):
+        if remote_or_glob(ctx):
+            return None
         looked += inputs(ctx)
     from planlint.engine.cache import file_state  # only when caching (see lint_targets)
 

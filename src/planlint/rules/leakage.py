@@ -1,12 +1,16 @@
-"""Data-aware split checks: PL207-PL211, over the split files when they exist locally.
+"""Data-aware split checks: PL207-PL211, over the split files (local, or behind a URI).
 
 The rules share one pass over the files (split_data.check_split_data,
-cached by content hash); each reports its own code. Relative split paths are
-looked up against the current directory, then the project root (the
-directory of the config file), then the plan's own directory. When a file is
-not there the checks are skipped with a note, not a finding; with
-`--require-data` (or `data: {require: true}`) a missing file is a PL006
-finding at its `path` value.
+cached by content hash, or by each remote object's version or ETag); each
+reports its own code. Relative split paths are looked up against the current
+directory, then the project root (the directory of the config file), then
+the plan's own directory; a path with wildcards (`data/train-*.parquet`) is
+a glob whose sorted matches are one split, all inside the checkout. A path
+with a scheme (`s3://`, `gs://`, `hf://`, `https://`) is read where it lives
+(services/split_data/_sources). When a file is not there the checks are
+skipped with a note, not a finding; with `--require-data` (or `data:
+{require: true}`) a missing file is a PL006 finding at its `path` value, as
+is a remote split that could not be read.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Iterator
 
 from planlint.core.messages import show
 from planlint.core.paths import repository_root
+from planlint.core.urls import is_uri
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, Note, PlanContext, Problem, rule
 from planlint.rules.splits import predefined_only
@@ -29,6 +34,11 @@ def _lookup_order(value: str, ctx: PlanContext) -> list[Path]:
     candidate = Path(value)
     if candidate.is_absolute():
         return [candidate]
+    return [base / candidate for base in _bases(ctx)]
+
+
+def _bases(ctx: PlanContext) -> list[Path]:
+    """The directories a relative split path is looked up against, in order."""
     bases = [Path.cwd()]
     root = getattr(ctx.config, "root", None)
     if root is not None:
@@ -36,7 +46,7 @@ def _lookup_order(value: str, ctx: PlanContext) -> list[Path]:
     plan_file = ctx.file
     if plan_file is not None:
         bases.append(Path(plan_file).parent)
-    return [base / candidate for base in bases]
+    return bases
 
 
 def _resolve(value: str, ctx: PlanContext) -> Path | None:
@@ -46,8 +56,38 @@ def _resolve(value: str, ctx: PlanContext) -> Path | None:
     return None
 
 
-def _inside_the_checkout(path: Path, ctx: PlanContext) -> bool:
-    """Is `path`, links resolved, inside the working directory, the config's directory or the plan's repository?"""
+def _has_magic(value: str) -> bool:
+    return any(char in value for char in "*?[")
+
+
+def _resolve_glob(value: str, ctx: PlanContext) -> list[tuple[str, Path]] | None:
+    """The matches of a split path with wildcards, under the first base where it matches any file."""
+    # Deliberately lazy, as below: the split-data services load only for plans that need them.
+    from planlint.services.split_data import local_glob
+
+    bases = [Path("/")] if Path(value).is_absolute() else _bases(ctx)
+    for base in bases:
+        matches = local_glob(base, value)
+        if matches:
+            return matches
+    return None
+
+
+def remote_or_glob(ctx: PlanContext) -> bool:
+    """Does a split path of this plan name a URI or a glob? Its result then depends on more than
+    the files `inputs` lists (objects elsewhere, files a glob may match later): not to be cached by the engine."""
+    paths = _local_paths(ctx)
+    if paths is None:
+        return False
+    return any(is_uri(value.strip()) or (_has_magic(value) and _resolve(value, ctx) is None) for value in paths.values())
+
+
+def _inside_the_checkout(path, ctx: PlanContext) -> bool:
+    """Is `path`, links resolved, inside the working directory, the config's directory or the plan's repository?
+    A glob's matches (GlobMatches): is every one of them?"""
+    matches = getattr(path, "matches", None)
+    if matches is not None:
+        return all(_inside_the_checkout(file, ctx) for _, file in matches)
     real = os.path.realpath(path)
     roots = {os.path.realpath(os.getcwd())}
     root = getattr(ctx.config, "root", None)
@@ -107,11 +147,36 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
     if paths is None:
         return problems, notes
     settings = getattr(ctx.config, "data", None) or {}
-    resolved = {split: _resolve(value, ctx) for split, value in paths.items()}
-    outside = [split for split, found in resolved.items() if found is not None and not _inside_the_checkout(found, ctx)]
+    resolved: dict = {}
+    for split, value in paths.items():
+        if is_uri(value.strip()):
+            resolved[split] = value.strip()  # read where it lives
+            continue
+        found = _resolve(value, ctx)
+        if found is None and _has_magic(value):
+            from planlint.services.split_data import GlobMatches  # lazy, as below
+
+            try:
+                matches = _resolve_glob(value, ctx)
+            except Exception as error:  # more matches than a split may have
+                reason = getattr(error, "reason", None)
+                if reason is None:
+                    raise
+                message = f"splits.{split}.path {show(value)}: {reason}"
+                if settings.get("require"):
+                    problems.append(Problem(("splits", split, "path"), f"{message}, and data checks are required (--require-data)", code="PL006"))
+                else:
+                    notes.append(Note(f"{ctx.path}: {message}; data checks skipped"))
+                return problems, notes
+            if matches:
+                found = GlobMatches(value, matches)
+        resolved[split] = found
+    outside = [split for split, found in resolved.items() if found is not None and not isinstance(found, str) and not _inside_the_checkout(found, ctx)]
     if outside:  # a pull request must not make planlint read (and quote) files elsewhere on the machine
         for split in outside:
-            message = (f"splits.{split}.path {show(paths[split])} is outside the repository (or a link out of it): "
+            what = "matches a file outside the repository (or a link out of it)" if not isinstance(resolved[split], Path) else \
+                "is outside the repository (or a link out of it)"
+            message = (f"splits.{split}.path {show(paths[split])} {what}: "
                        "planlint reads split files only from the checkout")
             if settings.get("require"):
                 problems.append(Problem(("splits", split, "path"), f"{message}, and data checks are required (--require-data)", code="PL006"))
@@ -143,6 +208,7 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
         cache_dir=Path(cache_dir) if cache_dir else None,
         project_root=Path(ctx.config.root) if ctx.config is not None else None,
         **({"time_budget": settings["time_budget"]} if "time_budget" in settings else {}),
+        **({"max_bytes": settings["max_bytes"]} if "max_bytes" in settings else {}),
     )
     for issue in issues:
         if issue.key is not None:  # PL210/PL211: at the boundary key the data does not honour

@@ -14,8 +14,13 @@ _scan.py), and compared against that. Memory is therefore bounded by the
 smaller split's distinct group values and inputs plus one chunk per process,
 not by the size of either file. See docs/data-checks.md.
 
+A split may also be several objects read as one (a local glob's matches,
+or objects behind an `s3://`, `gs://`, `hf://` or `https://` URI, possibly a
+glob): _sources lists and opens them (fsspec), counts what is read against
+`data.max_bytes`, and turns a row number back into the shard that holds it.
+
 Nothing heavy is imported at module import: pyarrow only when a Parquet
-file is read.
+file is read, fsspec only when a split is remote.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from planlint.services.split_data import _base, _scan
+from planlint.services.split_data import _base, _scan, _sources
 from planlint.services.split_data._base import (
     Fields,
     FileReport,
@@ -42,17 +47,18 @@ from planlint.services.split_data._base import (
 )
 from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import machine_key, seal, unseal
+from planlint.services.split_data._sources import DEFAULT_MAX_BYTES, OverBytes, Source, SourceProblem, limit_text, local_glob, local_source
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
 
 #: Seconds the data checks of one plan may take (`data.time_budget`): about
 #: 20 million rows here; a gzip bomb or a file of empty lines stops there.
 DEFAULT_TIME_BUDGET = 60.0
 
-__all__ = ["DataIssue", "DataNote", "check_split_data", "CACHE_VERSION"]
+__all__ = ["DataIssue", "DataNote", "GlobMatches", "check_split_data", "local_glob", "CACHE_VERSION", "DEFAULT_MAX_BYTES"]
 
 #: Bump when what is checked or how results are worded changes: old cache
 #: entries then stop matching.
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 #: How many offending values / rows a message names before "and N more".
 EXAMPLES = 5
@@ -75,16 +81,29 @@ class DataNote:
 
     split: str | None
     message: str
-    # A limit cut the checks short: data.time_budget, or the size of one
-    # record (MAX_RECORD_BYTES). Never cached; PL006 with --require-data.
-    # A limit cut the checks short: data.time_budget, or the size of one
-    # record (MAX_RECORD_BYTES). Never cached; PL006 with --require-data.
+    # The checks did not run to the end: a limit cut them short
+    # (data.time_budget, data.max_bytes, the size of one record), or a remote
+    # split could not be listed or read (no such object, access denied, the
+    # extra its scheme needs is not installed). Never cached; PL006 with
+    # --require-data.
     over_budget: bool = False
 
 
+@dataclass
+class GlobMatches:
+    """A local split path with wildcards and its matches: (path as the pattern spells it, file), sorted."""
+
+    pattern: str
+    matches: list
+
+
+#: What a split is given as: one local file, a local glob's matches, or a URI.
+SplitInput = "Path | GlobMatches | str"
+
+
 def check_split_data(
-    train_path: Path,
-    eval_path: Path,
+    train_path,
+    eval_path,
     *,
     group_key: str | None,
     time_key: str | None,
@@ -92,10 +111,18 @@ def check_split_data(
     input_fields: list[str] | None,
     cache_dir: Path | None,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
     project_root: Path | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[list[DataIssue], list[DataNote]]:
-    """Check two existing split files against each other.
+    """Check two splits against each other.
+
+    Each split is a local file (a Path), a local glob's matches
+    (GlobMatches) or a URI (`s3://...`, `gs://...`, `hf://...`,
+    `https://...`, possibly with wildcards), whose objects are listed here,
+    within the time budget, and read as one split. `max_bytes` caps what one
+    split reads (local files: their size on disk; remote objects: the bytes
+    read from them).
 
     PL207 fires (at eval) when a `group_key` value occurs in both files;
     PL208 (at train, and separately at eval) when a train row's `time_key` is
@@ -107,7 +134,7 @@ def check_split_data(
     key (`planlint.core.cache_seal`; a key inside `project_root` is refused).
     `clock` is what `time_budget` is measured on (time.monotonic; tests inject one).
     """
-    train_path, eval_path = Path(train_path), Path(eval_path)
+    train_path, eval_path = _as_input(train_path), _as_input(eval_path)
     group_key = str(group_key) if group_key is not None and str(group_key) != "" else None
     time_key = str(time_key) if time_key is not None and str(time_key) != "" else None
     inputs = tuple(str(name) for name in input_fields) if input_fields else None
@@ -116,13 +143,64 @@ def check_split_data(
         time_key = None
 
     try:
-        if train_path.resolve() == eval_path.resolve():
+        if isinstance(train_path, Path) and isinstance(eval_path, Path) and train_path.resolve() == eval_path.resolve():
             return [], [DataNote("eval", f"{eval_path}: train and eval are the same file (see PL202); data-aware checks skipped")]
+        if isinstance(train_path, str) and train_path == eval_path:
+            return [], [DataNote("eval", f"{_sources.show_uri(eval_path)}: train and eval are the same object (see PL202); data-aware checks skipped")]
     except OSError:
         pass
 
+    _base.CLOCK = clock
+    _base.DEADLINE = None if time_budget is None else clock() + time_budget
+    try:
+        return _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir,
+                                    time_budget, max_bytes, project_root, clock)
+    except OverBudget:
+        message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget): the split files hold more than can be checked in that time"
+        return [], [DataNote(None, message + "; data-aware checks skipped", over_budget=True)]
+    finally:
+        _base.DEADLINE = None
+        _base.CLOCK = time.monotonic
+
+
+def _as_input(value):
+    if isinstance(value, (GlobMatches, Source)):
+        return value
+    if isinstance(value, str) and _sources.scheme(value) is not None:
+        return value
+    return Path(value)
+
+
+def _open_sources(train_path, eval_path, max_bytes, time_budget, clock):
+    """Each split as a Path (one local file) or a Source (objects read one after another)."""
+    opened = {}
+    for split, given in (("train", train_path), ("eval", eval_path)):
+        if isinstance(given, GlobMatches):
+            opened[split] = local_source(given.pattern, given.matches)
+        elif isinstance(given, str):
+            remaining = None if _base.DEADLINE is None else max(0.0, _base.DEADLINE - clock())
+            try:
+                opened[split] = _sources.remote_source(given, split, max_bytes=max_bytes, timeout=remaining)
+            except SourceProblem as problem:
+                problem.split = split
+                raise
+        else:
+            opened[split] = given
+    return opened
+
+
+def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, time_budget, max_bytes, project_root, clock):
+    try:
+        opened = _open_sources(train_path, eval_path, max_bytes, time_budget, clock)
+    except SourceProblem as problem:
+        return [], [DataNote(getattr(problem, "split", None), problem.reason + "; data-aware checks skipped", over_budget=True)]
+    train_path, eval_path = opened["train"], opened["eval"]
+
     formats = {}
     for split, path in (("train", train_path), ("eval", eval_path)):
+        if isinstance(path, Source):
+            formats[split] = (path.fmt, path.gz)
+            continue
         try:
             formats[split] = detect_format(path)
         except UnsupportedFormat:
@@ -130,6 +208,12 @@ def check_split_data(
     for split, path in (("train", train_path), ("eval", eval_path)):
         if formats[split][0] == "parquet" and not _have_pyarrow():
             return [], [DataNote(split, f"{path}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
+    if max_bytes is not None:
+        for split, path in (("train", train_path), ("eval", eval_path)):
+            local = [path] if isinstance(path, Path) else [item for item in path.objects if isinstance(item, Path)]
+            size = sum(_sources._local_size(item) for item in local)
+            if size > max_bytes:
+                return [], [DataNote(split, f"{path}: {size:,} bytes on disk, more than {limit_text(max_bytes)} (limit data.max_bytes); data-aware checks skipped", over_budget=True)]
 
     params = {
         "version": CACHE_VERSION,
@@ -150,28 +234,23 @@ def check_split_data(
             key = _cache_key(params, train_path, eval_path)
         except OSError as error:
             return [], [DataNote(None, f"could not read the split files ({_os_error(error)}); data-aware checks skipped")]
-        cache_file = Path(cache_dir) / "split-data" / f"{key}.json"
-        cached = _cache_read(cache_file, seal_key, key)
-        if cached is not None:
-            return cached
+        if key is not None:  # None: an object without a version or ETag, not cached
+            cache_file = Path(cache_dir) / "split-data" / f"{key}.json"
+            cached = _cache_read(cache_file, seal_key, key)
+            if cached is not None:
+                return cached
 
-    _base.CLOCK = clock
-    _base.DEADLINE = None if time_budget is None else clock() + time_budget
     try:
         issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs)
-    except OverBudget:
-        message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget): the split files hold more than can be checked in that time"
-        return [], [DataNote(None, message + "; data-aware checks skipped", over_budget=True)]
     except _Limited as limited:
         message = f"{limited.path}: {limited.reason}: the data checks stopped there"
         return [], [DataNote(limited.split, message + "; data-aware checks skipped", over_budget=True)]
     except MissingExtra:
         return [], [DataNote(None, "reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
+    except _SourceFailed as failed:
+        return [], [DataNote(failed.split, failed.reason + "; data-aware checks skipped", over_budget=True)]
     except _ReadError as error:
         return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped")]
-    finally:
-        _base.DEADLINE = None
-        _base.CLOCK = time.monotonic
     if cache_file is not None and not any(note.over_budget for note in notes):
         # a result a limit cut short is not kept: it is not the answer
         _cache_write(cache_file, issues, notes, seal_key, cache_file.stem)
@@ -182,10 +261,24 @@ def check_split_data(
 # the check
 
 
+def _shown(given) -> str:
+    if isinstance(given, str):
+        return _sources.show_uri(given)
+    if isinstance(given, GlobMatches):
+        return given.pattern
+    return str(given)
+
+
 class _ReadError(Exception):
     def __init__(self, split: str, path: Path, reason: str) -> None:
         super().__init__(reason)
         self.split, self.path, self.reason = split, path, reason
+
+
+class _SourceFailed(Exception):
+    def __init__(self, split: str, reason: str) -> None:
+        super().__init__(reason)
+        self.split, self.reason = split, reason
 
 
 class _Limited(_ReadError):
@@ -194,9 +287,13 @@ class _Limited(_ReadError):
 
 def _os_error(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
-        return error.strerror
+        return _sources.safe_text(error.strerror)
     text = str(error) or type(error).__name__
-    return text[:200]
+    return _sources.safe_text(text[:200])
+
+
+def _size_of(path) -> int:
+    return path.size() if isinstance(path, Source) else path.stat().st_size
 
 
 def _have_pyarrow() -> bool:
@@ -219,12 +316,23 @@ class _Side:
     def time_leaks(self) -> Sample:
         return self.report.time_leaks
 
+    @property
+    def sharded(self) -> bool:
+        return isinstance(self.path, Source) and self.path.sharded
+
+    def at(self, row: int) -> str:
+        """"row 12", or "row 12 of part-00003.parquet" in a split of several objects."""
+        if not self.sharded:
+            return f"row {row}"
+        name, local = self.path.locate(row)
+        return f"row {local} of {name}"
+
 
 def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs):
     train = _Side("train", train_path, *formats["train"])
     held_out = _Side("eval", eval_path, *formats["eval"])
     try:
-        train_size, eval_size = train_path.stat().st_size, eval_path.stat().st_size
+        train_size, eval_size = _size_of(train_path), _size_of(eval_path)
     except OSError as error:
         raise _ReadError("train", train_path, _os_error(error)) from None
     small, big = (held_out, train) if eval_size <= train_size else (train, held_out)
@@ -240,8 +348,16 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs):
         big.report = result.report
     except (MissingExtra, OverBudget):
         raise
+    except OverBytes as limit:
+        raise _Limited(side.split, side.path, limit.reason) from None
     except OverLimit as limit:
-        raise _Limited(side.split, side.path, limit.reason or "a record is too large") from None
+        where = side.path
+        if limit.row is not None and isinstance(side.path, Source) and side.path.sharded:
+            name, row = side.path.locate(limit.row)
+            where, limit.reason = f"{side.path} ({name})", limit.reason.replace(f"row {limit.row} ", f"row {row} ").replace(f"record {limit.row} ", f"record {row} ")
+        raise _Limited(side.split, where, limit.reason or "a record is too large") from None
+    except SourceProblem as problem:  # a remote object that could not be opened or read
+        raise _SourceFailed(side.split, problem.reason) from None
     except Exception as error:  # OSError, gzip/zlib errors, EOFError, pyarrow errors, ...
         raise _ReadError(side.split, side.path, _os_error(error)) from None
     finally:
@@ -277,8 +393,10 @@ def _plural(count: int, word: str, plural: str | None = None) -> str:
     return f"{count} {word if count == 1 else (plural or word + 's')}"
 
 
-def _rows_text(rows: list[int], count: int) -> str:
-    """"row 4" or "rows 4, 9, 12, …" (the first few of `count`)."""
+def _rows_text(rows: list[int], count: int, side: "_Side | None" = None) -> str:
+    """"row 4" or "rows 4, 9, 12, …" (the first few of `count`); in a sharded split "row 4 of a.jsonl, row 9 of b.jsonl"."""
+    if side is not None and side.sharded:
+        return ", ".join(side.at(row) for row in rows) + (", …" if count > len(rows) else "")
     text = ", ".join(str(row) for row in rows)
     return ("row " if count == 1 else "rows ") + text + (", …" if count > len(rows) else "")
 
@@ -287,10 +405,21 @@ def _hints(*sides: _Side) -> str:
     """How to read the row numbers, e.g. "(row N is line N of each file)"."""
     by_hint: dict[str, list[str]] = {}
     for side in sides:
-        by_hint.setdefault(side.fmt, []).append(side.split)
+        by_hint.setdefault(("shards:" if side.sharded else "") + side.fmt, []).append(side.split)
     if len(by_hint) == 1:
-        return f"({row_hint(sides[0].fmt, plural=len(sides) > 1)})"
-    return "(" + "; ".join(f"{' and '.join(splits)}: {row_hint(fmt)}" for fmt, splits in by_hint.items()) + ")"
+        return f"({_row_hint(next(iter(by_hint)), plural=len(sides) > 1)})"
+    return "(" + "; ".join(f"{' and '.join(splits)}: {_row_hint(fmt)}" for fmt, splits in by_hint.items()) + ")"
+
+
+def _row_hint(kind: str, plural: bool = False) -> str:
+    if not kind.startswith("shards:"):
+        return row_hint(kind, plural)
+    fmt = kind[len("shards:"):]
+    if fmt == "jsonl":
+        return "row N of a shard is line N of that object"
+    if fmt == "csv":
+        return "row 1 of a shard is the first row after its header"
+    return "row 1 of a shard is its first row"
 
 
 def _more(total: int, shown: int) -> str:
@@ -304,7 +433,7 @@ def _group_issue(group_key, small: _Side, big: _Side, groups, leaked, sides) -> 
     eval_rows = sum(entry[1] for entry in per_split["eval"].values())
     order = sorted(leaked, key=lambda key: per_split["eval"][key][0])
     shown = [
-        f"{show_value(key)} (train row {per_split['train'][key][0]}, eval row {per_split['eval'][key][0]})"
+        f"{show_value(key)} (train {sides['train'].at(per_split['train'][key][0])}, eval {sides['eval'].at(per_split['eval'][key][0])})"
         for key in order[:EXAMPLES]
     ]
     count = len(leaked)
@@ -323,7 +452,7 @@ def _group_issue(group_key, small: _Side, big: _Side, groups, leaked, sides) -> 
 
 def _time_issue(side: _Side, time_key: str, cut) -> DataIssue:
     leaks = side.time_leaks
-    shown = [f"row {row} {show_value(value)}" for row, value in zip(leaks.rows, leaks.values)]
+    shown = [f"{side.at(row)} {show_value(value)}" for row, value in zip(leaks.rows, leaks.values)]
     rows = _plural(leaks.count, f"{side.split} row")
     verb = "is" if leaks.count == 1 else "are"
     if side.split == "train":
@@ -345,9 +474,9 @@ def _missing_key_issue(side: _Side, key: str, name: str, sample: Sample, check: 
     if name in report.absent_columns:
         what = f"the {side.split} file has no {show_value(name)} column"
     elif sample.count == total:
-        what = f"no {side.split} row has {show_value(name)} (all {_plural(total, 'row')} lack it, or it is null or empty; first: row {sample.rows[0]})"
+        what = f"no {side.split} row has {show_value(name)} (all {_plural(total, 'row')} lack it, or it is null or empty; first: {side.at(sample.rows[0])})"
     else:
-        what = f"{_plural(sample.count, side.split + ' row')} of {total} lack {show_value(name)} or have it null or empty (first: row {sample.rows[0]})"
+        what = f"{_plural(sample.count, side.split + ' row')} of {total} lack {show_value(name)} or have it null or empty (first: {side.at(sample.rows[0])})"
     return DataIssue(
         "PL210", side.split,
         f"splits.boundary.{key} {show_value(name)} is missing from the data: {what}, so those rows were not checked for {check}: "
@@ -358,7 +487,7 @@ def _missing_key_issue(side: _Side, key: str, name: str, sample: Sample, check: 
 
 def _unreadable_time_issue(side: _Side, time_key: str) -> DataIssue:
     bad = side.report.bad_time
-    shown = ", ".join(f"row {row} {show_value(value)}" for row, value in zip(bad.rows, bad.values))
+    shown = ", ".join(f"{side.at(row)} {show_value(value)}" for row, value in zip(bad.rows, bad.values))
     return DataIssue(
         "PL211", side.split,
         f"{_plural(bad.count, side.split + ' row')} {'has' if bad.count == 1 else 'have'} a {show_value(time_key)} that is no time planlint can read "
@@ -386,7 +515,7 @@ def _duplicate_issue(small: _Side, big: _Side, hashes, hash_counts, dups, inputs
     eval_rows = sum(entry[1] for entry in per_split["eval"].values())
     order = sorted(dups, key=lambda code: per_split["eval"][code][0])
     shown = [
-        f"{dups[code][2]} (train row {per_split['train'][code][0]}, eval row {per_split['eval'][code][0]})"
+        f"{dups[code][2]} (train {sides['train'].at(per_split['train'][code][0])}, eval {sides['eval'].at(per_split['eval'][code][0])})"
         for code in order[:EXAMPLES]
     ]
     count = len(dups)
@@ -407,14 +536,14 @@ def _file_note(side: _Side, fields: Fields) -> DataNote | None:
     parts: list[str] = []
     bad_kind = "not valid JSON" if side.fmt == "jsonl" else ("malformed CSV" if side.fmt == "csv" else "unreadable")
     if report.invalid.count:
-        parts.append(f"{_plural(report.invalid.count, 'row')} skipped as {bad_kind} ({_rows_text(report.invalid.rows, report.invalid.count)})")
+        parts.append(f"{_plural(report.invalid.count, 'row')} skipped as {bad_kind} ({_rows_text(report.invalid.rows, report.invalid.count, side)})")
     if report.oversized.count:
         parts.append(
             f"{_plural(report.oversized.count, 'row')} longer than {_base.record_limit_text(_base.MAX_LINE_BYTES)} (the limit on one record) "
-            f"skipped unread ({_rows_text(report.oversized.rows, report.oversized.count)})"
+            f"skipped unread ({_rows_text(report.oversized.rows, report.oversized.count, side)})"
         )
     if report.not_object.count:
-        parts.append(f"{_plural(report.not_object.count, 'row')} skipped as not a JSON object ({_rows_text(report.not_object.rows, report.not_object.count)})")
+        parts.append(f"{_plural(report.not_object.count, 'row')} skipped as not a JSON object ({_rows_text(report.not_object.rows, report.not_object.count, side)})")
     total = report.rows
 
     # Rows without the group or time key, or with an unreadable time: PL210/PL211 findings, not notes.
@@ -428,7 +557,7 @@ def _file_note(side: _Side, fields: Fields) -> DataNote | None:
         if report.no_input.count == total:
             parts.append(f"no row has {name}, so duplicates across splits were not checked")
         else:
-            parts.append(f"{_plural(report.no_input.count, 'row')} with no or an empty {name} ({_rows_text(report.no_input.rows, report.no_input.count)}) not checked for duplicates")
+            parts.append(f"{_plural(report.no_input.count, 'row')} with no or an empty {name} ({_rows_text(report.no_input.rows, report.no_input.count, side)}) not checked for duplicates")
     if total == 0 and not report.invalid.count and not report.oversized.count and not report.not_object.count:
         parts.append("no data rows")
     if not parts:
@@ -450,11 +579,19 @@ def _file_sha256(path: Path) -> str:
         return digest.hexdigest()
 
 
-def _cache_key(params: dict, train_path: Path, eval_path: Path) -> str:
-    material = json.dumps(
-        {**params, "train_sha256": _file_sha256(train_path), "eval_sha256": _file_sha256(eval_path)},
-        sort_keys=True,
-    )
+def _content_ids(path):
+    """What names a split's content: the SHA-256 of a local file, or each object's version, ETag or hash (None: unknown)."""
+    if isinstance(path, Source):
+        return path.identities()
+    return _file_sha256(path)
+
+
+def _cache_key(params: dict, train_path, eval_path) -> str | None:
+    """The cache key of a check, or None when a split's content has no name (an https:// object without an ETag)."""
+    train_ids, eval_ids = _content_ids(train_path), _content_ids(eval_path)
+    if train_ids is None or eval_ids is None:
+        return None
+    material = json.dumps({**params, "train_sha256": train_ids, "eval_sha256": eval_ids}, sort_keys=True)
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 

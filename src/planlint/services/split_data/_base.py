@@ -23,6 +23,7 @@ reading a file or a byte range of it as blocks of whole lines.
 from __future__ import annotations
 
 import gzip
+import io
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional, Tuple
@@ -216,7 +217,26 @@ class Fields:
 
 
 def open_split(path: Path, gz: bool):
-    return gzip.open(path, "rb") if gz else open(path, "rb")
+    """A binary stream of a split file, or of a remote object (anything with `open_binary()`, see _sources)."""
+    opener = getattr(path, "open_binary", None)
+    if opener is None:
+        return gzip.open(path, "rb") if gz else open(path, "rb")
+    raw = opener()
+    if gz:
+        return _OwningGzipFile(fileobj=raw, mode="rb")
+    return io.BufferedReader(raw, buffer_size=1 << 16)
+
+
+class _OwningGzipFile(gzip.GzipFile):
+    """A GzipFile that also closes the stream it reads (GzipFile leaves a given fileobj open)."""
+
+    def close(self) -> None:
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 def range_reader(path: Path, start: int, end: int) -> Tuple[Any, Callable[[int], bytes]]:

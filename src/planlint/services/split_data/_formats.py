@@ -16,7 +16,13 @@ from planlint.services.split_data._parquet import _parquet_batches
 
 
 def iter_batches(path: Path, fmt: str, gz: bool, fields: Fields, report: FileReport, unit: tuple = FILE, layout: CsvLayout | None = None) -> Iterator[Batch]:
-    """Batches of one unit of a file; `report` counts what was read."""
+    """Batches of one unit of a file; `report` counts what was read.
+
+    `path` may also be a split of several objects (a `_sources.Source`): its
+    own `batches` reads them one after the other."""
+    chain = getattr(path, "batches", None)
+    if chain is not None:
+        return chain(fields, report)
     if unit == SKIP:
         report.lines += 1
         report.oversized.add(report.lines)

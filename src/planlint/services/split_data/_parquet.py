@@ -23,7 +23,16 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator
     # Page-at-a-time reads (buffer_size) and no read-ahead or decoding threads:
     # memory stays bounded by one record batch plus pyarrow's own footprint,
     # whatever the row-group size.
-    parquet = pq.ParquetFile(str(path), pre_buffer=False, buffer_size=1 << 20)
+    # A remote object (see _sources) is read through its own file object:
+    # pyarrow then asks for the footer and the needed column chunks only.
+    opener = getattr(path, "open_binary", None)
+    source = opener(random_access=True) if opener is not None else str(path)
+    try:
+        parquet = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 20)
+    except BaseException:
+        if opener is not None:
+            source.close()
+        raise
     try:
         names = set(parquet.schema_arrow.names)
 
@@ -88,6 +97,8 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator
         close = getattr(parquet, "close", None)
         if close is not None:
             close()
+        if opener is not None:
+            source.close()
 
 
 def _check_parquet_record_size(batch, rows_before: int) -> None:

@@ -278,6 +278,9 @@ def read_big(spec: SideSpec, index: SmallIndex) -> BigResult:
     workers = worker_count()
     last_stats.clear()
     last_stats.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=None)
+    if not isinstance(spec.path, Path):  # remote objects and globs' matches: read in this process, one after another
+        spec.layout = None
+        return scan_unit(spec, index, FILE)
     try:
         size = spec.path.stat().st_size
     except OSError:

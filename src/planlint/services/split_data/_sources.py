@@ -1,0 +1,554 @@
+"""Where a split's rows come from: one local file, the matches of a local glob,
+or objects behind a URI (`s3://`, `gs://`, `hf://`, `https://`, with globs).
+
+This module only finds and opens objects (through fsspec and the filesystem
+each scheme needs); the rows are read by the format readers (_formats), which
+see an object as something with `open_binary()` instead of a local path. A
+split of several objects (a glob's sorted matches, "shards") is read as one
+split: rows are numbered on, shard after shard, and `Source.locate` turns a
+row number back into (shard name, row in that shard) for the messages.
+
+Nothing here reads more than it must: every object is opened through a
+`_Counted` file that counts the bytes the readers take (the split's
+`data.max_bytes`) and checks the time budget at each read; Parquet is read by
+pyarrow over that file (range requests for the footer and the needed column
+chunks only), JSON Lines and CSV are streamed in blocks.
+
+Credentials are never handled here: each filesystem takes them from its
+library's own chain (environment, profiles, instance roles). Text that comes
+back from a client library (an error) is shown only through `safe_text`,
+which masks URLs' secrets and the values of credential variables.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import io
+import ipaddress
+import os
+import re
+import stat
+from bisect import bisect_right
+from pathlib import Path
+from typing import Any, Iterator, Optional
+from urllib.parse import urlsplit
+
+from planlint.core.urls import mask_uris, scheme, show_uri
+from planlint.services.split_data._base import FileReport, OverLimit, UnsupportedFormat, check_deadline, detect_format
+
+#: `data.max_bytes`: what one split may read from storage, by default (2 GiB).
+DEFAULT_MAX_BYTES = 2 << 30
+
+#: At most this many objects (or local files) in one split's glob.
+MAX_OBJECTS = 10_000
+
+#: Read block of a streamed object (JSON Lines, CSV): one block is held at a time.
+STREAM_BLOCK = 4 << 20
+
+#: Plain http:// is read only when this variable is set, and only from a
+#: loopback address: the tests' own servers. Everything else must be https://.
+PLAIN_HTTP_VARIABLE = "PLANLINT_TEST_PLAIN_HTTP"
+
+#: scheme -> (the extra that brings its filesystem, the modules it needs)
+EXTRAS = {
+    "s3": ("s3", ("fsspec", "s3fs")),
+    "gs": ("gcs", ("fsspec", "gcsfs")),
+    "gcs": ("gcs", ("fsspec", "gcsfs")),
+    "hf": ("hf", ("fsspec", "huggingface_hub")),
+    "https": ("https", ("fsspec", "aiohttp")),
+    "http": ("https", ("fsspec", "aiohttp")),
+}
+
+_PACKAGE = {"s3fs": "s3fs", "gcsfs": "gcsfs", "huggingface_hub": "huggingface_hub", "aiohttp": "aiohttp", "fsspec": "fsspec"}
+
+_MAGIC = re.compile(r"[*?\[]")
+
+_VERSION_QUERY = re.compile(r"\?versionId=([^&#]+)$")
+
+
+class SourceProblem(Exception):
+    """A split's objects cannot be listed or opened. `reason` is safe to show."""
+
+    def __init__(self, reason: str, *, missing_extra: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.missing_extra = reason, missing_extra
+
+
+class OverBytes(OverLimit):
+    """A split read more than data.max_bytes."""
+
+
+# --------------------------------------------------------------------------
+# secrets
+
+
+_CREDENTIAL_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|API_KEY|PRIVATE_KEY|SESSION", re.IGNORECASE)
+
+
+def safe_text(text: str) -> str:
+    """`text` (an error from a client library) with URL secrets and credential values masked."""
+    text = mask_uris(text)
+    for name, value in os.environ.items():
+        if len(value) >= 6 and _CREDENTIAL_NAME.search(name) and value in text:
+            text = text.replace(value, "***")
+    return text[:300]
+
+
+def _error_text(error: BaseException) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "no such object"
+    if isinstance(error, PermissionError):
+        return "access denied"
+    if isinstance(error, OSError) and error.strerror:
+        return safe_text(error.strerror)
+    return safe_text(str(error) or type(error).__name__)
+
+
+# --------------------------------------------------------------------------
+# objects
+
+
+class RemoteObject:
+    """One object of a remote split; the readers open it with `open_binary()`."""
+
+    def __init__(self, fs: Any, fs_path: str, name: str, uri: str, size: Optional[int], identity: Optional[str],
+                 counter: "ByteCounter", open_options: dict) -> None:
+        self.fs, self.fs_path = fs, fs_path
+        self.name = name  # shown in messages: the part after the glob's fixed prefix
+        self.uri = uri  # shown: show_uri'd
+        self.size, self.identity = size, identity
+        self.counter = counter
+        self.open_options = open_options
+
+    def open_binary(self, *, random_access: bool = False):
+        options = dict(self.open_options)
+        # Parquet seeks (footer, then column chunks): each read is exactly one
+        # range request. Streams read ahead one block at a time.
+        options.update(block_size=1 << 20, cache_type="none") if random_access else options.update(block_size=STREAM_BLOCK, cache_type="readahead")
+        try:
+            handle = self.fs.open(self.fs_path, "rb", **options)
+        except Exception as error:  # FileNotFoundError, PermissionError, client errors
+            check_deadline()
+            raise SourceProblem(f"{self.uri}: could not be opened ({_error_text(error)})") from None
+        return _Counted(handle, self.counter, self.uri)
+
+    def __str__(self) -> str:
+        return self.uri
+
+    def __fspath__(self) -> str:  # for messages that format a path; never opened as a local file
+        raise TypeError("a remote object is not a local path")
+
+
+class ByteCounter:
+    def __init__(self, limit: Optional[int], split: str) -> None:
+        self.limit, self.split, self.used = limit, split, 0
+
+    def add(self, count: int) -> None:
+        self.used += count
+        if self.limit is not None and self.used > self.limit:
+            raise OverBytes(f"the {self.split} split read more than {limit_text(self.limit)} (limit data.max_bytes)")
+
+
+def limit_text(size: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and not size & ((1 << shift) - 1):
+            return f"{size >> shift} {unit}"
+    return f"{size} bytes"
+
+
+class _Counted(io.RawIOBase):
+    """A remote file that counts what is read (data.max_bytes) and checks the time budget at each read."""
+
+    def __init__(self, handle, counter: ByteCounter, uri: str) -> None:
+        super().__init__()
+        self._handle, self._counter, self._uri = handle, counter, uri
+        self.size = getattr(handle, "size", None)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._handle.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._handle.tell()
+
+    def read(self, size: int = -1) -> bytes:
+        check_deadline()
+        try:
+            data = self._handle.read(size)
+        except (OverLimit, SourceProblem):
+            raise
+        except Exception as error:  # a timeout past the budget is the budget
+            check_deadline()
+            raise SourceProblem(f"{self._uri}: could not be read ({_error_text(error)})") from None
+        self._counter.add(len(data))
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def readall(self) -> bytes:
+        raise OSError("a split object is never read whole")
+
+    def close(self) -> None:
+        try:
+            self._handle.close()
+        except Exception:
+            pass
+        super().close()
+
+
+class Source:
+    """A split made of objects (remote, or the matches of a local glob), read as one split."""
+
+    def __init__(self, shown: str, objects: list, names: list[str], *, sharded: bool) -> None:
+        self.shown = shown  # the split path as given, secrets masked
+        self.objects = objects  # RemoteObject, or Path for a local glob's matches
+        self.names = names  # what messages call each object (shard)
+        self.sharded = sharded
+        self.starts: list[int] = []  # row offset at which each object starts (filled while reading)
+        formats = set()
+        for item, name in zip(objects, names):
+            try:
+                formats.add(detect_format(Path(item.name)))
+            except UnsupportedFormat:
+                raise SourceProblem(f"{shown}: {name} is not a supported split format "
+                                    "(.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz)") from None
+        if len(formats) > 1:
+            raise SourceProblem(f"{shown}: the matched objects are of different formats; a split is one format")
+        self.fmt, self.gz = formats.pop()
+
+    def __str__(self) -> str:
+        return self.shown
+
+    def size(self) -> int:
+        total = 0
+        for item in self.objects:
+            size = item.size if isinstance(item, RemoteObject) else _local_size(item)
+            total += size or 0
+        return total
+
+    def identities(self) -> Optional[list]:
+        """What identifies each object's content for the cache, or None if one has nothing."""
+        out = []
+        for item in self.objects:
+            if isinstance(item, RemoteObject):
+                if item.identity is None:
+                    return None
+                out.append([item.uri, item.identity, item.size])
+            else:
+                out.append([str(item), "sha256:" + _file_sha256(item), None])
+        return out
+
+    def locate(self, row: int) -> tuple[str, int]:
+        """(shard name, row in that shard) of a row number of the whole split."""
+        if not self.sharded or not self.starts:
+            return self.shown, row
+        index = max(0, bisect_right(self.starts, row - 1) - 1)
+        return self.names[index], row - self.starts[index]
+
+    def batches(self, fields, report: FileReport) -> Iterator:
+        """The batches of every object in order, row numbers continuing from one object to the next."""
+        from planlint.services.split_data._formats import iter_batches  # _formats knows no Source
+
+        self.starts = []
+        absent: dict[str, int] = {}
+        for item in self.objects:
+            part = FileReport()
+            offset = report.lines
+            self.starts.append(offset)
+            for rows, groups, times, inputs in iter_batches(item, self.fmt, self.gz, fields, part):
+                if offset:
+                    rows = [row + offset for row in rows]
+                yield rows, groups, times, inputs
+            report.merge(part, offset)
+            for name in part.absent_columns:
+                absent[name] = absent.get(name, 0) + 1
+            if report.input_field is None:
+                report.input_field = part.input_field
+        report.absent_columns = [name for name, count in absent.items() if count == len(self.objects)]
+
+
+def _local_size(path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _file_sha256(path) -> str:
+    import hashlib
+
+    with open(path, "rb") as handle:
+        if hasattr(hashlib, "file_digest"):
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+        digest = hashlib.sha256()
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------
+# local globs
+
+
+def has_magic(value: str) -> bool:
+    return _MAGIC.search(value) is not None
+
+
+def local_glob(base: Path, pattern: str) -> list[tuple[str, Path]]:
+    """The regular files under `base` that `pattern` matches, sorted by name.
+
+    Components are matched with fnmatch (case-sensitive); `**` matches any
+    number of directories, without following links to directories (a link
+    loop cannot make the walk endless); names starting with a dot match only
+    a component that starts with one. At most MAX_OBJECTS matches. Whether a
+    match is inside the checkout is the caller's question (links, `..`).
+    """
+    parts = [part for part in pattern.replace("\\", "/").split("/") if part not in ("", ".")]
+    if pattern.startswith("/"):
+        base = Path("/")
+    found: list[tuple[str, Path]] = []
+    stack: list[tuple[Path, str, int]] = [(base, "", 0)]
+    seen: set[tuple[str, int]] = set()
+    while stack:
+        check_deadline()
+        directory, shown, index = stack.pop()
+        if (shown, index) in seen:
+            continue
+        seen.add((shown, index))
+        if index == len(parts):
+            continue
+        part = parts[index]
+        last = index == len(parts) - 1
+        if part == "**":
+            stack.append((directory, shown, index + 1))  # zero directories
+            for entry in _entries(directory):
+                if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                    stack.append((directory / entry.name, _join(shown, entry.name), index))
+            continue
+        if not has_magic(part):
+            target = directory / part
+            if last:
+                if target.is_file():
+                    found.append((_join(shown, part), target))
+            else:
+                stack.append((target, _join(shown, part), index + 1))
+            continue
+        for entry in _entries(directory):
+            name = entry.name
+            if name.startswith(".") and not part.startswith("."):
+                continue
+            if not fnmatch.fnmatchcase(name, part):
+                continue
+            if last:
+                try:
+                    regular = stat.S_ISREG(os.stat(entry.path).st_mode)
+                except OSError:
+                    regular = False
+                if regular:
+                    found.append((_join(shown, name), directory / name))
+                    if len(found) > MAX_OBJECTS:
+                        raise SourceProblem(f"{pattern}: matches more than {MAX_OBJECTS:,} files")
+            elif entry.is_dir():
+                stack.append((directory / name, _join(shown, name), index + 1))
+    return sorted(dict(found).items())
+
+
+def _join(shown: str, name: str) -> str:
+    return f"{shown}/{name}" if shown else name
+
+
+def _entries(directory: Path) -> list:
+    try:
+        with os.scandir(directory) as entries:
+            return sorted(entries, key=lambda entry: entry.name)
+    except OSError:
+        return []
+
+
+def local_source(pattern: str, matches: list[tuple[str, Path]]) -> Source:
+    """A local glob's matches ((path as the pattern spells it, file)) as one split."""
+    prefix = _fixed_prefix(pattern)
+    names = [shown[len(prefix):] if prefix and shown.startswith(prefix) else shown for shown, _ in matches]
+    return Source(pattern, [path for _, path in matches], names, sharded=True)
+
+
+def _fixed_prefix(pattern: str) -> str:
+    """The directories of `pattern` before its first component with a wildcard, with the final '/'."""
+    parts = pattern.replace("\\", "/").split("/")
+    fixed = []
+    for part in parts[:-1]:
+        if has_magic(part):
+            break
+        fixed.append(part)
+    return "/".join(fixed) + "/" if fixed else ""
+
+
+# --------------------------------------------------------------------------
+# remote objects
+
+
+def _have(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing_extra(uri_scheme: str) -> Optional[tuple[str, str]]:
+    """(extra, package) when the filesystem of `uri_scheme` is not installed, else None."""
+    extra, modules = EXTRAS[uri_scheme]
+    for module in modules:
+        if not _have(module):
+            return extra, _PACKAGE[module]
+    return None
+
+
+def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: Optional[float]) -> Source:
+    """List the objects `value` names (one, or a glob's sorted matches) without reading them."""
+    shown = show_uri(value)
+    kind = scheme(value)
+    if kind not in EXTRAS:
+        raise SourceProblem(f"{shown}: the scheme {kind}:// is not read (use s3://, gs://, hf://, https:// or a path in the repository)")
+    if kind == "http" and not _plain_http_allowed(value):
+        raise SourceProblem(f"{shown}: plain http:// is not read (the data could be changed on the way): use https://")
+    lacking = missing_extra(kind)
+    if lacking is not None:
+        extra, package = lacking
+        raise SourceProblem(f"{shown}: reading {kind}:// paths needs the optional extra: pip install 'planlint[{extra}]' ({package})",
+                            missing_extra=extra)
+    counter = ByteCounter(max_bytes, split)
+    fs, fs_path, version = _filesystem(kind, value, timeout)
+    glob = has_magic(fs_path) and kind not in ("http", "https")
+    try:
+        if glob:
+            if version is not None:
+                raise SourceProblem(f"{shown}: a glob cannot name a version")
+            listing = fs.glob(fs_path, detail=True)
+            check_deadline()
+            entries = sorted((path, info) for path, info in listing.items() if info.get("type", "file") == "file")
+            if not entries:
+                raise SourceProblem(f"{shown}: matches no object")
+            if len(entries) > MAX_OBJECTS:
+                raise SourceProblem(f"{shown}: matches more than {MAX_OBJECTS:,} objects")
+        else:
+            info = fs.info(fs_path, **({"version_id": version} if version is not None else {}))
+            check_deadline()
+            if info.get("type", "file") != "file":
+                raise SourceProblem(f"{shown}: is not an object (a prefix or directory; use a glob such as {shown.rstrip('/')}/*.parquet)")
+            entries = [(fs_path, info)]
+    except SourceProblem:
+        raise
+    except OverLimit:
+        raise
+    except Exception as error:
+        check_deadline()  # a timeout past the budget is the budget
+        if isinstance(error, FileNotFoundError):
+            raise SourceProblem(f"{shown}: does not exist") from None
+        raise SourceProblem(f"{shown}: could not be listed ({_error_text(error)})") from None
+    prefix = _fixed_prefix(fs_path) if glob else ""
+    objects, names = [], []
+    for path, info in entries:
+        if kind in ("http", "https"):
+            name = urlsplit(path).path.rsplit("/", 1)[-1]
+        else:
+            name = path[len(prefix):] if prefix and path.startswith(prefix) else path.rsplit("/", 1)[-1]
+        uri = show_uri(_uri(kind, value, path, version))
+        options: dict = {}
+        object_version = version
+        if object_version is not None and kind == "s3":
+            options["version_id"] = object_version
+        objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options))
+        names.append(safe_name(name))
+    return Source(shown, objects, names, sharded=glob)
+
+
+def safe_name(name: str) -> str:
+    """An object name for a message: control and format characters escaped, at most 120 characters."""
+    out = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in name)
+    return out if len(out) <= 120 else out[:119] + "…"
+
+
+def _size(info: dict) -> Optional[int]:
+    size = info.get("size", info.get("Size"))
+    return int(size) if isinstance(size, int) else None
+
+
+def _identity(kind: str, info: dict, version: Optional[str]) -> Optional[str]:
+    """What names this object's content: a version id or generation, else the ETag (or the Hub's blob id)."""
+    if version is not None:
+        return f"version:{version}"
+    for key in ("VersionId", "generation", "blob_id"):
+        value = info.get(key)
+        if value and value != "null":
+            return f"{key}:{value}"
+    lfs = info.get("lfs")
+    if isinstance(lfs, dict) and lfs.get("sha256"):
+        return f"sha256:{lfs['sha256']}"
+    for key in ("ETag", "etag", "md5Hash"):
+        value = info.get(key)
+        if value:
+            return f"etag:{value}:{_size(info)}"
+    return None
+
+
+def _uri(kind: str, value: str, path: str, version: Optional[str]) -> str:
+    if kind in ("http", "https"):
+        return path
+    if kind == "hf":
+        return "hf://" + path
+    prefix = "gs" if kind in ("gs", "gcs") else kind
+    return f"{prefix}://{path}" + (f"?versionId={version}" if version and kind == "s3" else "")
+
+
+def _plain_http_allowed(value: str) -> bool:
+    if os.environ.get(PLAIN_HTTP_VARIABLE) != "1":
+        return False
+    host = urlsplit(value).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _filesystem(kind: str, value: str, timeout: Optional[float]):
+    """(fsspec filesystem, its path for `value`, the S3 version id or None)."""
+    import fsspec  # optional extra, imported only for a remote split
+
+    wait = None if timeout is None else max(1.0, min(timeout, 300.0))
+    if kind == "s3":
+        match = _VERSION_QUERY.search(value)
+        version = match.group(1) if match else None
+        path = value[len("s3://"):]
+        if match:
+            path = path[: -len(match.group(0))]
+        config = {"retries": {"max_attempts": 2, "mode": "standard"}}
+        if wait is not None:
+            config.update(connect_timeout=wait, read_timeout=wait)
+        fs = fsspec.filesystem("s3", skip_instance_cache=True, version_aware=version is not None, config_kwargs=config)
+        return fs, path, version
+    if kind in ("gs", "gcs"):
+        path = value.split("://", 1)[1]
+        fs = fsspec.filesystem("gcs", skip_instance_cache=True, version_aware="#" in path,
+                               **({"timeout": wait} if wait is not None else {}))
+        return fs, path, None
+    if kind == "hf":
+        fs = fsspec.filesystem("hf", skip_instance_cache=True)
+        return fs, value[len("hf://"):], None
+    client: dict = {}
+    if wait is not None:
+        import aiohttp
+
+        client["timeout"] = aiohttp.ClientTimeout(total=None, sock_connect=wait, sock_read=wait)
+    fs = fsspec.filesystem(kind, skip_instance_cache=True, client_kwargs=client)
+    return fs, value, None

@@ -1,0 +1,341 @@
+"""Split paths that are URIs or globs: the data checks where the data lives (issue 16).
+
+Against a real S3 API (moto's server on 127.0.0.1, reached through
+AWS_ENDPOINT_URL via a recording proxy, tests/object_store.py) and a local
+HTTP server with Range support: a versioned bucket, sharded Parquet and gzip
+JSON Lines, a missing object, a 403, a stalled response, the byte cap, the
+per-object cache. Nothing is mocked and nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from object_store import SECRET_ACCESS_KEY, MotoS3, RangeHTTPServer, stop_client_threads
+
+pytest.importorskip("s3fs")
+pytest.importorskip("moto.server")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from planlint.services.split_data import _sources, check_split_data  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_threads_left_behind():
+    """Later tests fork worker processes, which the data checks do only in a process without threads."""
+    yield
+    assert stop_client_threads() == []
+
+
+@pytest.fixture(scope="module")
+def s3(no_threads_left_behind):
+    store = MotoS3()
+    yield store
+    store.stop()
+
+
+@pytest.fixture
+def store(s3, monkeypatch):
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    for name, value in s3.env().items():
+        monkeypatch.setenv(name, value)
+    s3.proxy.faults.deny.clear()
+    s3.proxy.faults.stall.clear()
+    s3.proxy.clear()
+    return s3
+
+
+def parquet_bytes(rows: list[dict]) -> bytes:
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({key: [row[key] for row in rows] for key in rows[0]}), buffer)
+    return buffer.getvalue()
+
+
+def jsonl_gz(rows: list[dict]) -> bytes:
+    return gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode())
+
+
+def shards(store: MotoS3, bucket: str) -> None:
+    """train: 3 Parquet shards of 20 rows; eval: 2 gzip JSON Lines shards of 10 rows.
+    Customer 'cust-leak' is planted in train shard 00001 row 7 and eval shard 1 row 4."""
+    for shard in range(3):
+        rows = [{"customer_id": f"train-{shard}-{n}", "prompt": f"train prompt {shard} {n}"} for n in range(20)]
+        if shard == 1:
+            rows[6]["customer_id"] = "cust-leak"
+        store.put(bucket, f"train/part-{shard:05d}.parquet", parquet_bytes(rows))
+    for shard in range(2):
+        rows = [{"customer_id": f"eval-{shard}-{n}", "prompt": f"eval prompt {shard} {n}"} for n in range(10)]
+        if shard == 1:
+            rows[3]["customer_id"] = "cust-leak"
+        store.put(bucket, f"eval/part-{shard}.jsonl.gz", jsonl_gz(rows))
+
+
+def check(train, eval_, **options):
+    options.setdefault("group_key", "customer_id")
+    options.setdefault("time_key", None)
+    options.setdefault("cutoff", None)
+    options.setdefault("input_fields", None)
+    options.setdefault("cache_dir", None)
+    return check_split_data(train, eval_, **options)
+
+
+def test_leak_in_one_shard_is_found_and_located_by_shard_and_row(store):
+    bucket = store.bucket()
+    shards(store, bucket)
+    issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz")
+    assert notes == []
+    assert [issue.code for issue in issues] == ["PL207"]
+    message = issues[0].message
+    assert "'cust-leak' (train row 7 of part-00001.parquet, eval row 4 of part-1.jsonl.gz)" in message
+    assert "1 train row, 1 eval row" in message
+
+
+def test_clean_shards_pass_and_every_shard_is_read(store):
+    bucket = store.bucket()
+    shards(store, bucket)
+    store.client().delete_object(Bucket=bucket, Key="eval/part-1.jsonl.gz")
+    issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz")
+    assert issues == [] and notes == []
+    read = {request.path for request in store.proxy.body_gets(bucket)}
+    assert read == {f"/{bucket}/train/part-{n:05d}.parquet" for n in range(3)} | {f"/{bucket}/eval/part-0.jsonl.gz"}
+
+
+def test_a_versioned_object_is_read_at_its_version(store):
+    bucket = store.bucket(versioned=True)
+    shards(store, bucket)
+    leaking = store.put(bucket, "eval/pinned.jsonl", b'{"customer_id": "cust-leak", "prompt": "p"}\n')
+    store.put(bucket, "eval/pinned.jsonl", b'{"customer_id": "someone-else", "prompt": "p"}\n')  # overwritten since
+    pinned = f"s3://{bucket}/eval/pinned.jsonl?versionId={leaking['VersionId']}"
+    issues, _ = check(f"s3://{bucket}/train/*.parquet", pinned)
+    assert [issue.code for issue in issues] == ["PL207"]
+    assert "eval row 1" in issues[0].message
+    latest, _ = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/pinned.jsonl")
+    assert latest == []
+    gets = [request for request in store.proxy.body_gets(bucket) if request.path.endswith("pinned.jsonl")]
+    assert any(f"versionId={leaking['VersionId']}" in request.query for request in gets)
+
+
+def test_a_missing_object_is_a_note_not_a_pass(store):
+    bucket = store.bucket()
+    shards(store, bucket)
+    issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/nothing-here.jsonl")
+    assert issues == []
+    assert [note.split for note in notes] == ["eval"]
+    assert notes[0].over_budget  # PL006 with --require-data
+    assert f"s3://{bucket}/eval/nothing-here.jsonl: does not exist" in notes[0].message
+    issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.csv")
+    assert "matches no object" in notes[0].message and notes[0].over_budget
+
+
+def test_access_denied_is_a_note(store):
+    bucket = store.bucket()
+    shards(store, bucket)
+    store.proxy.faults.deny.add(f"/{bucket}/eval/part-1.jsonl.gz")
+    issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz")
+    assert issues == []
+    assert len(notes) == 1 and notes[0].over_budget
+    assert "part-1.jsonl.gz" in notes[0].message and "access denied" in notes[0].message.lower()
+    assert "data-aware checks skipped" in notes[0].message
+
+
+def test_parquet_reads_only_the_checked_columns(store):
+    bucket = store.bucket()
+    rows = [{"customer_id": f"c{n}", "prompt": f"p{n}", "payload": os.urandom(512).hex()} for n in range(4000)]
+    body = parquet_bytes(rows)  # ~4 MB, almost all of it the unchecked payload column
+    store.put(bucket, "train/big.parquet", body)
+    store.put(bucket, "eval/small.jsonl", b'{"customer_id": "c17", "prompt": "x"}\n')
+    store.proxy.clear()
+    issues, notes = check(f"s3://{bucket}/train/big.parquet", f"s3://{bucket}/eval/small.jsonl")
+    assert [issue.code for issue in issues] == ["PL207"] and notes == []
+    gets = [request for request in store.proxy.body_gets(bucket) if request.path.endswith("big.parquet")]
+    assert gets and all(request.range for request in gets)  # range requests only
+    fetched = sum(request.sent for request in gets)
+    assert fetched < len(body) // 10, (fetched, len(body))
+
+
+def test_the_byte_cap_stops_a_split_with_a_note(store):
+    bucket = store.bucket()
+    shards(store, bucket)
+    issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz", max_bytes=300)
+    assert issues == []
+    assert len(notes) == 1 and notes[0].over_budget
+    assert "more than 300 bytes (limit data.max_bytes)" in notes[0].message
+    sent = sum(request.sent for request in store.proxy.body_gets(bucket))
+    assert sent < 5 * 4096  # stopped early, not after reading everything
+
+
+def test_a_stalled_response_hits_the_time_budget(store):
+    bucket = store.bucket()
+    shards(store, bucket)
+    store.proxy.faults.stall.add(f"/{bucket}/eval/part-0.jsonl.gz")
+    issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz", time_budget=2.0)
+    assert issues == []
+    assert len(notes) == 1 and notes[0].over_budget
+    assert "limit data.time_budget" in notes[0].message
+
+
+def test_the_time_budget_is_checked_at_every_read_of_a_remote_object(store):
+    """Work counted on an injected clock: one tick per deadline check, the budget in ticks."""
+    bucket = store.bucket()
+    rows = [{"customer_id": f"c{n}", "prompt": f"prompt number {n} " + "x" * 200} for n in range(40000)]
+    store.put(bucket, "train/big.jsonl.gz", jsonl_gz(rows))  # ~9 MB of lines: 3 blocks of 4 MiB
+    store.put(bucket, "eval/small.jsonl", b'{"customer_id": "nobody", "prompt": "x"}\n')
+    ticks = [0]
+
+    def clock() -> float:
+        ticks[0] += 1
+        return float(ticks[0])
+
+    issues, notes = check(f"s3://{bucket}/train/big.jsonl.gz", f"s3://{bucket}/eval/small.jsonl", clock=clock, time_budget=1e9)
+    assert issues == [] and notes == []
+    needed = ticks[0]
+    ticks[0] = 0
+    issues, notes = check(f"s3://{bucket}/train/big.jsonl.gz", f"s3://{bucket}/eval/small.jsonl", clock=clock, time_budget=needed // 2)
+    assert issues == [] and notes[0].over_budget and "limit data.time_budget" in notes[0].message
+
+
+def test_results_are_cached_per_object_version_and_etag(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    bucket = store.bucket()
+    shards(store, bucket)
+    cache = tmp_path / "cache"
+    first = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz", cache_dir=cache, project_root=tmp_path / "repo")
+    assert store.proxy.body_gets(bucket)
+    store.proxy.clear()
+    second = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz", cache_dir=cache, project_root=tmp_path / "repo")
+    assert second[0] and [i.message for i in second[0]] == [i.message for i in first[0]]
+    assert store.proxy.body_gets(bucket) == []  # listings only: no object body downloaded again
+    # one shard changes: its new ETag misses the cache, and the change is seen
+    store.put(bucket, "eval/part-1.jsonl.gz", jsonl_gz([{"customer_id": "fresh", "prompt": "new"}]))
+    store.proxy.clear()
+    third = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz", cache_dir=cache, project_root=tmp_path / "repo")
+    assert third == ([], [])
+    assert store.proxy.body_gets(bucket)
+
+
+def test_a_scheme_whose_extra_is_missing_names_the_extra(monkeypatch):
+    real = _sources._have
+    monkeypatch.setattr(_sources, "_have", lambda module: module != "gcsfs" and real(module))
+    issues, notes = check("gs://bucket/train/*.parquet", "gs://bucket/eval.jsonl")
+    assert issues == []
+    assert len(notes) == 1 and notes[0].over_budget
+    assert "pip install 'planlint[gcs]' (gcsfs)" in notes[0].message
+    monkeypatch.setattr(_sources, "_have", lambda module: module != "huggingface_hub" and real(module))
+    _, notes = check("hf://datasets/acme/refunds@" + "a" * 40 + "/train.parquet", "hf://datasets/acme/refunds@" + "a" * 40 + "/eval.parquet")
+    assert "pip install 'planlint[hf]' (huggingface_hub)" in notes[0].message
+
+
+# --------------------------------------------------------------------------
+# https:// (plain http on 127.0.0.1 only in tests)
+
+
+@pytest.fixture
+def web(tmp_path):
+    root = tmp_path / "www"
+    root.mkdir()
+    server = RangeHTTPServer(root).start()
+    yield server, root
+    server.stop()
+
+
+def test_https_style_paths_are_read_with_range_requests(web, monkeypatch):
+    server, root = web
+    monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")
+    rows = [{"customer_id": f"c{n}", "prompt": f"p{n}", "payload": os.urandom(256).hex()} for n in range(3000)]
+    (root / "train.parquet").write_bytes(parquet_bytes(rows))
+    (root / "eval.jsonl").write_text('{"customer_id": "c1", "prompt": "x"}\n{"customer_id": "c2999", "prompt": "y"}\n')
+    issues, notes = check(f"{server.url}/train.parquet", f"{server.url}/eval.jsonl")
+    assert notes == [] and [issue.code for issue in issues] == ["PL207"]
+    assert "(train row 2, eval row 1)" in issues[0].message
+    fetched = sum(request.sent for request in server.requests if request.path == "/train.parquet")
+    assert fetched < (root / "train.parquet").stat().st_size // 5
+
+
+def test_plain_http_is_refused_outside_tests(web, monkeypatch):
+    server, root = web
+    monkeypatch.delenv(_sources.PLAIN_HTTP_VARIABLE, raising=False)
+    (root / "eval.jsonl").write_text('{"customer_id": "c1"}\n')
+    issues, notes = check(f"{server.url}/eval.jsonl", f"{server.url}/eval.jsonl?x=1")
+    assert issues == [] and notes[0].over_budget
+    assert "plain http:// is not read" in notes[0].message and "use https://" in notes[0].message
+    assert server.requests == []
+    monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")  # the test switch opens loopback addresses only
+    _, notes = check("http://example.invalid/eval.jsonl", f"{server.url}/eval.jsonl")
+    assert "plain http:// is not read" in notes[0].message
+
+
+# --------------------------------------------------------------------------
+# the CLI, every output format, and no secret anywhere
+
+
+def plan_text(train: str, eval_: str) -> str:
+    """The spec's reference plan (clean under every rule), with these split paths and a group boundary only."""
+    text = (Path(__file__).parent / "fixtures" / "reference_plan.yaml").read_text()
+    text = text.replace("path: data/retail/train.jsonl", f"path: {json.dumps(train)}", 1)
+    text = text.replace("path: data/retail/eval.jsonl", f"path: {json.dumps(eval_)}", 1)
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))]
+    return "\n".join(lines) + "\n"
+
+
+def run_cli(tmp_path: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    full = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    full.update(env)
+    return subprocess.run([sys.executable, "-m", "planlint", *args], cwd=tmp_path, env=full, capture_output=True, text=True, timeout=300)
+
+
+def write_plan(tmp_path: Path, train: str, eval_: str) -> None:
+    (tmp_path / "plans").mkdir(exist_ok=True)
+    (tmp_path / "plans" / "remote.yaml").write_text(plan_text(train, eval_))
+    (tmp_path / ".git").mkdir(exist_ok=True)
+
+
+def test_cli_finds_the_shard_leak_and_require_data_turns_a_missing_object_into_pl006(store, tmp_path):
+    bucket = store.bucket()
+    shards(store, bucket)
+    write_plan(tmp_path, f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz")
+    result = run_cli(tmp_path, store.env(), "--format", "json", "--no-cache", "plans/")
+    report = json.loads(result.stdout)
+    found = [f for f in report["findings"] if f["code"] == "PL207"]
+    assert len(found) == 1 and "train row 7 of part-00001.parquet" in found[0]["message"]
+    write_plan(tmp_path, f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/gone.jsonl")
+    result = run_cli(tmp_path, store.env(), "--format", "json", "--no-cache", "plans/")
+    report = json.loads(result.stdout)
+    assert not [f for f in report["findings"] if f["code"] == "PL006"]
+    assert any("gone.jsonl: does not exist" in note for note in report["notes"])
+    result = run_cli(tmp_path, store.env(), "--format", "json", "--no-cache", "--require-data", "plans/")
+    report = json.loads(result.stdout)
+    pl006 = [f for f in report["findings"] if f["code"] == "PL006"]
+    assert len(pl006) == 1 and "does not exist" in pl006[0]["message"] and "--require-data" in pl006[0]["message"]
+    assert result.returncode == 1
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif", "junit", "markdown"])
+def test_no_secret_reaches_any_output_format(store, web, tmp_path, fmt):
+    server, root = web
+    bucket = store.bucket()
+    shards(store, bucket)
+    url_secret = "urlpass-Hq82Lw0Zr"
+    token_secret = "tok-Vb71Xs93Kd"
+    eval_url = server.url.replace("http://", f"http://reader:{url_secret}@") + f"/missing.jsonl?token={token_secret}"
+    write_plan(tmp_path, f"s3://{bucket}/train/*.parquet", eval_url)
+    env = dict(store.env(), **{_sources.PLAIN_HTTP_VARIABLE: "1", "HF_TOKEN": "hf-secret-Nn2Kq8Pp5"})
+    result = run_cli(tmp_path, env, "--format", fmt, "--no-cache", "--require-data", "plans/")
+    output = result.stdout + result.stderr
+    assert "PL006" in output and "PL107" in output
+    assert "missing.jsonl" in output  # the note (or PL006) names the object...
+    for secret in (SECRET_ACCESS_KEY, url_secret, token_secret, "hf-secret-Nn2Kq8Pp5"):
+        assert secret not in output, (secret, output)  # ...and shows none of the secrets
+
