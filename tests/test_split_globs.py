@@ -1,0 +1,100 @@
+"""Local split paths with wildcards (`data/train-*.jsonl`): the sorted matches are one split,
+all inside the checkout (issue 16, item 1). Through the CLI, in a temporary repository."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import REFERENCE_PLAN, write
+
+REF = REFERENCE_PLAN.read_text(encoding="utf-8")
+
+
+def plan(train: str, eval_: str) -> str:
+    text = REF.replace("path: data/retail/train.jsonl", f"path: {json.dumps(train)}", 1)
+    text = text.replace("path: data/retail/eval.jsonl", f"path: {json.dumps(eval_)}", 1)
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))) + "\n"
+
+
+def rows(prefix: str, count: int, leak_at: int | None = None) -> str:
+    out = []
+    for n in range(count):
+        customer = "cust-leak" if n == leak_at else f"{prefix}-{n}"
+        out.append(json.dumps({"customer_id": customer, "prompt": f"{prefix} question {n}"}))
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / ".git").mkdir()
+    for shard in range(3):
+        write(tmp_path / "data" / f"train-{shard:05d}-of-00003.jsonl", rows(f"train{shard}", 8, leak_at=5 if shard == 2 else None))
+    write(tmp_path / "data" / "eval-00000.jsonl", rows("eval", 6, leak_at=1))
+    return tmp_path
+
+
+def findings(result) -> list[dict]:
+    return json.loads(result.out)["findings"]
+
+
+def test_a_glob_reads_every_match_and_locates_the_leak(repo, planlint):
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval-*.jsonl"))
+    result = planlint("--format", "json", "--no-cache", "plans", cwd=repo)
+    found = findings(result)
+    assert [f["code"] for f in found] == ["PL207"], found
+    assert "'cust-leak' (train row 6 of train-00002-of-00003.jsonl, eval row 2 of eval-00000.jsonl)" in found[0]["message"]
+
+
+def test_a_glob_that_matches_nothing_is_a_missing_split(repo, planlint):
+    write(repo / "plans" / "p.yaml", plan("data/train-*.parquet", "data/eval-*.jsonl"))
+    result = planlint("--format", "json", "--no-cache", "--require-data", "plans", cwd=repo)
+    found = findings(result)
+    assert [f["code"] for f in found] == ["PL006"]
+    assert "data/train-*.parquet" in found[0]["message"] and "does not exist locally" in found[0]["message"]
+
+
+def test_a_glob_cannot_escape_the_checkout_with_dot_dot(repo, planlint):
+    outside = repo.parent / (repo.name + "-outside")
+    write(outside / "train-1.jsonl", rows("secret", 3, leak_at=0))
+    write(repo / "plans" / "p.yaml", plan(f"../{outside.name}/train-*.jsonl", "data/eval-*.jsonl"))
+    result = planlint("--format", "json", "--no-cache", "--require-data", "plans", cwd=repo)
+    found = findings(result)
+    assert [f["code"] for f in found] == ["PL006"], found
+    assert "outside the repository" in found[0]["message"]
+    assert "secret" not in result.out + result.err and "cust-leak" not in result.out + result.err
+
+
+def test_a_glob_cannot_escape_through_a_link(repo, planlint):
+    outside = repo.parent / (repo.name + "-elsewhere")
+    write(outside / "train-99.jsonl", rows("secret", 3, leak_at=0))
+    os.symlink(outside / "train-99.jsonl", repo / "data" / "train-99999-of-00003.jsonl")
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval-*.jsonl"))
+    result = planlint("--format", "json", "--no-cache", "plans", cwd=repo)
+    assert findings(result) == []
+    notes = json.loads(result.out)["notes"]
+    assert any("outside the repository" in note for note in notes), notes
+    assert "cust-leak" not in result.out + result.err  # nothing was read from the outside file
+
+
+def test_a_double_star_glob_does_not_follow_a_link_loop(repo, planlint):
+    os.symlink(repo / "data", repo / "data" / "loop")
+    os.symlink(repo / "data", repo / "data" / "loop2")
+    write(repo / "data" / "more" / "train-00100-of-00003.jsonl", rows("deep", 2))
+    write(repo / "plans" / "p.yaml", plan("data/**/train-*-of-00003.jsonl", "data/eval-*.jsonl"))
+    result = planlint("--format", "json", "--no-cache", "plans", cwd=repo)
+    found = findings(result)
+    assert [f["code"] for f in found] == ["PL207"]
+    assert "train row 6 of train-00002-of-00003.jsonl" in found[0]["message"]
+
+
+def test_a_new_shard_is_seen_on_the_next_cached_run(repo, planlint):
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval-*.jsonl"))
+    write(repo / "data" / "eval-00000.jsonl", rows("eval", 6))
+    assert findings(planlint("--format", "json", "plans", cwd=repo)) == []
+    write(repo / "data" / "train-00003-of-00003.jsonl", rows("late", 2, leak_at=0))
+    write(repo / "data" / "eval-00001.jsonl", rows("eval1", 2, leak_at=1))
+    found = findings(planlint("--format", "json", "plans", cwd=repo))
+    assert [f["code"] for f in found] == ["PL207"], found
