@@ -10,17 +10,19 @@ counted, so an alias bomb is rejected after a few hundred events.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from planlint.core.paths import leads_outside
 from planlint.core.positions import Positions, Route, Span
-from planlint.core.yaml_values import FALSE, NULL, TRUE, YamlFloat, parse_number, resolve_plain, scalar_text
+from planlint.core.yaml_values import FALSE, NULL, PLAIN_WORDS, TRUE, YamlFloat, parse_number, resolve_plain, scalar_text
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 
@@ -49,9 +51,47 @@ class Loaded:
     positions: Positions = field(default_factory=Positions)
     problems: list[LoadProblem] = field(default_factory=list)
     fatal: bool = False  # PL001/PL006: nothing else is checked
-    # Where quoted and block scalars (keys included) were written: a `#` inside
-    # one is text, not a comment, so it cannot hold a suppression.
-    quoted: list[Span] = field(default_factory=list)
+    _quoted: Sequence[Span] = field(default_factory=list, repr=False)
+    _detail: "_Detail | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def quoted(self) -> Sequence[Span]:
+        """Where quoted and block scalars (keys included) were written: a `#` inside
+        one is text, not a comment, so it cannot hold a suppression. After a plain
+        document's fast reading, a sequence that works them out on first use (few
+        texts hold a `# planlint:` comment or a credential-shaped one)."""
+        return self._quoted
+
+    @quoted.setter
+    def quoted(self, spans: Sequence[Span]) -> None:
+        self._quoted = spans
+
+
+class _QuotedSpans(Sequence):
+    """Loaded.quoted of a plain document: read from the full reading on first use."""
+
+    __slots__ = ("_detail",)
+
+    def __init__(self, detail: "_Detail") -> None:
+        self._detail = detail
+
+    def _spans(self) -> Sequence[Span]:
+        return self._detail.loaded().quoted
+
+    def __len__(self) -> int:
+        return len(self._spans())
+
+    def __getitem__(self, index):
+        return self._spans()[index]
+
+    def __iter__(self):
+        return iter(self._spans())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 # --------------------------------------------------------------------------- reading
@@ -296,18 +336,56 @@ def _remap_lines(text: str, result: Loaded) -> None:
 
 def load_text(text: str, limits: Limits = Limits()) -> Loaded:
     """Parse `text` (one YAML document) into data and positions."""
+    deadline = time.monotonic() + limits.time_budget
+    odd_breaks = "\x85" in text or "\u2028" in text or "\u2029" in text
+    if not odd_breaks:
+        try:
+            fast = _build_plain(text, limits, deadline)
+        except _Refused as refused:  # the time budget
+            return Loaded(text=text, problems=[LoadProblem(refused.code, refused.span, refused.message)], fatal=True)
+        if fast is not None:
+            data, values, keys = fast
+            detail = _Detail(text, limits)
+            return Loaded(text=text, data=data, positions=Positions.deferred(values, keys, SHALLOW, detail.spans), _quoted=_QuotedSpans(detail), _detail=detail)
     result = Loaded(text=text)
     try:
-        _load(text, limits, result)
+        _load(text, limits, result, deadline)
     finally:
-        if "\x85" in text or "\u2028" in text or "\u2029" in text:
+        if odd_breaks:
             _remap_lines(text, result)
     return result
 
 
-def _load(text: str, limits: Limits, result: Loaded) -> None:
+class _Detail:
+    """What `_build_plain` leaves out, worked out on first use: every position, the quoted scalars.
+
+    It reads the text again with `_build`, the reader of every document, which
+    gives exactly the positions it gives any text (the time budget was spent
+    on the first reading, which found nothing this one can refuse).
+    """
+
+    __slots__ = ("text", "limits", "_loaded")
+
+    def __init__(self, text: str, limits: Limits) -> None:
+        self.text = text
+        self.limits = limits
+        self._loaded: Loaded | None = None
+
+    def loaded(self) -> Loaded:
+        if self._loaded is None:
+            full = Loaded(text=self.text)
+            _load(self.text, self.limits, full, math.inf)
+            self._loaded = full
+        return self._loaded
+
+    def spans(self) -> tuple[dict[Route, Span], dict[Route, Span]]:
+        full = self.loaded()
+        return full.positions.values, full.positions.keys
+
+
+def _load(text: str, limits: Limits, result: Loaded, deadline: float) -> None:
     try:
-        _build(text, limits, result)
+        _build(text, limits, result, deadline)
     except _Refused as refused:
         result.problems.append(LoadProblem(refused.code, refused.span, refused.message))
         result.fatal = True
@@ -347,7 +425,7 @@ def _syntax_problem(exc: BaseException, text: str) -> LoadProblem:
     return LoadProblem("PL001", Span(line, column, line, column + 1), f"invalid YAML: {message}")
 
 
-def _build(text: str, limits: Limits, result: Loaded) -> None:
+def _build(text: str, limits: Limits, result: Loaded, deadline: float) -> None:
     """Events -> data and positions.
 
     The loop runs once per YAML event (~230 for a typical plan), so scalars, the
@@ -379,7 +457,6 @@ def _build(text: str, limits: Limits, result: Loaded) -> None:
     total = 0
     max_nodes = limits.max_nodes
     root: Any = None
-    deadline = time.monotonic() + limits.time_budget
     count = 0
 
     def too_many(span: Span) -> _Refused:
@@ -560,6 +637,189 @@ def _build(text: str, limits: Limits, result: Loaded) -> None:
     finally:
         close()
     result.data = root
+
+
+# Routes of at most this many steps get their positions from `_build_plain` itself;
+# deeper ones when first asked for (Positions.deferred).
+SHALLOW = 2
+_NUMBER_START = frozenset("0123456789-+.")
+
+
+def _build_plain(text: str, limits: Limits, deadline: float) -> tuple[Any, dict[Route, Span], dict[Route, Span]] | None:
+    """(data, positions of the routes up to SHALLOW steps, their keys) of a plain document, else None.
+
+    Most plans are plain: no tags, anchors, aliases, merge keys or duplicate
+    keys, one document, within the limits. For those this gives the data
+    `_build` gives, at about half its cost, by keeping no position below
+    SHALLOW and nothing else: no per-value route, span or quoted span. It
+    returns None as soon as the document is anything else (and for YAML errors),
+    and `_build` reads it instead, with every check and message. Only the time
+    budget and the depth limit are enforced here, exactly as `_build` does
+    (nothing before them was anything `_build` reports).
+    """
+    from ruamel.yaml.events import (
+        AliasEvent,
+        DocumentStartEvent,
+        MappingEndEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceEndEvent,
+        SequenceStartEvent,
+        StreamEndEvent,
+    )
+
+    values: dict[Route, Span] = {}
+    keys: dict[Route, Span] = {}
+    new = _new_tuple
+    words = PLAIN_WORDS.get
+    number_start = _NUMBER_START
+    no_key = _NO_KEY
+    max_depth = limits.max_depth
+    stack: list[tuple] = []  # the enclosing collections' state, as below
+    # The innermost open collection: its container, whether it is a list, the
+    # key read and not yet given a value, its route (when its children are
+    # SHALLOW or less deep), the pending key's span, the next list index,
+    # where it starts, and its depth (the length of its children's routes).
+    container: Any = None
+    is_list = False
+    key: Any = no_key
+    route: Route | None = ()
+    key_span: Span | None = None
+    index = 0
+    start: tuple[int, int] | None = None
+    depth = 0
+    root: Any = None
+    count = 0
+    ends = 0
+    documents = 0
+    next_event, close = _event_source(text)
+    try:
+        while True:
+            try:
+                event = next_event()
+            except Exception:  # noqa: BLE001 - a YAML error: _build reports it
+                return None
+            count += 1
+            if count & 1023 == 0 and time.monotonic() > deadline:
+                raise _Refused("PL006", f"reading took longer than {limits.time_budget:g}s; limit time_budget", _span(event))
+            cls = event.__class__
+            if cls is ScalarEvent:
+                if event.ctag is not None or event.anchor is not None:
+                    return None
+                raw = event.value
+                style = event.style
+                if style is None or style == "":
+                    implicit = event.implicit
+                    if implicit and not implicit[0]:
+                        value = raw
+                        plain = False
+                    else:
+                        plain = True
+                        value = words(raw, no_key)
+                        if value is no_key:
+                            value = raw
+                            if raw[:1] in number_start:
+                                try:
+                                    number = parse_number(raw)
+                                except ValueError:  # over 4,300 digits
+                                    return None
+                                if number is not None:
+                                    value = number
+                else:
+                    value = raw
+                    plain = False
+                if container is None:
+                    root = value
+                    start_mark, end_mark = event.start_mark, event.end_mark
+                    values[()] = new(Span, (start_mark.line + 1, start_mark.column + 1, end_mark.line + 1, end_mark.column + 1))
+                elif is_list:
+                    container.append(value)
+                    if depth <= SHALLOW:
+                        start_mark, end_mark = event.start_mark, event.end_mark
+                        values[route + (index,)] = new(Span, (start_mark.line + 1, start_mark.column + 1, end_mark.line + 1, end_mark.column + 1))
+                        index += 1
+                elif key is no_key:
+                    if plain:
+                        key = value if value.__class__ is str else scalar_text(value)
+                        if key == _MERGE:
+                            return None
+                    else:
+                        key = raw
+                    if depth <= SHALLOW:
+                        start_mark, end_mark = event.start_mark, event.end_mark
+                        key_span = new(Span, (start_mark.line + 1, start_mark.column + 1, end_mark.line + 1, end_mark.column + 1))
+                else:
+                    if key in container:
+                        return None
+                    container[key] = value
+                    if depth <= SHALLOW:
+                        here = route + (key,)
+                        keys[here] = key_span
+                        start_mark, end_mark = event.start_mark, event.end_mark
+                        values[here] = new(Span, (start_mark.line + 1, start_mark.column + 1, end_mark.line + 1, end_mark.column + 1))
+                    key = no_key
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                if event.ctag is not None or event.anchor is not None:
+                    return None
+                if depth >= max_depth:  # as _build refuses it, without reading the document twice
+                    raise _Refused("PL006", f"nesting is deeper than {max_depth} levels; limit max_depth", _span(event))
+                if container is not None and not is_list and key is no_key:
+                    return None  # a collection as a key
+                if depth < SHALLOW:
+                    inner = () if container is None else route + ((index,) if is_list else (key,))
+                else:
+                    inner = None
+                stack.append((container, is_list, key, route, key_span, index, start, depth))
+                container = {} if cls is MappingStartEvent else []
+                is_list = cls is SequenceStartEvent
+                key = no_key
+                route = inner
+                key_span = None
+                index = 0
+                start_mark = event.start_mark
+                start = (start_mark.line + 1, start_mark.column + 1)
+                depth += 1
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                ends += 1
+                value = container
+                if key is not no_key:  # pragma: no cover - the parser pairs every key with a value
+                    return None
+                line, column = start  # type: ignore[misc]
+                container, is_list, key, route, key_span, index, start, depth = stack.pop()
+                if depth <= SHALLOW:
+                    end_mark = event.end_mark
+                    span = new(Span, (line, column, end_mark.line + 1, end_mark.column + 1))
+                if container is None:
+                    root = value
+                    values[()] = span
+                elif is_list:
+                    container.append(value)
+                    if depth <= SHALLOW:
+                        values[route + (index,)] = span
+                        index += 1
+                else:
+                    if key in container:
+                        return None
+                    container[key] = value
+                    if depth <= SHALLOW:
+                        here = route + (key,)
+                        keys[here] = key_span
+                        values[here] = span
+                    key = no_key
+            elif cls is DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    return None
+            elif cls is StreamEndEvent:
+                break
+            elif cls is AliasEvent:
+                return None
+    finally:
+        close()
+    # Every event but the stream's and document's four and the collections' ends is a value.
+    if count - ends - 4 > limits.max_nodes:
+        return None
+    return root, values, keys
 
 
 def _merge(frame: _Frame, span: Span) -> None:

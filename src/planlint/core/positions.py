@@ -7,7 +7,7 @@ in routes; only the engine turns a route into a line and column.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Tuple, Union
+from typing import Callable, NamedTuple, Tuple, Union
 
 from planlint.core.messages import sanitize
 
@@ -56,13 +56,73 @@ def yaml_path(route: Route) -> str:
 
 
 class Positions:
-    """Where each value (and each mapping key) of a plan was written."""
+    """Where each value (and each mapping key) of a plan was written.
 
-    __slots__ = ("values", "keys")
+    `values` and `keys` map routes to spans. The loader may hand out a lazy
+    instance (`Positions.deferred`): it knows the spans of the routes up to
+    `shallow` steps long (the few every run asks for: `metadata.name`,
+    `budget.max_spend`) and works out the rest, with `fill`, the first time
+    anything deeper is asked for, which for most plans (those without a
+    finding) is never. Either way the spans are the same.
+    """
 
-    def __init__(self) -> None:
-        self.values: dict[Route, Span] = {}
-        self.keys: dict[Route, Span] = {}
+    __slots__ = ("_values", "_keys", "_fill", "_shallow")
+
+    def __init__(self, values: dict[Route, Span] | None = None, keys: dict[Route, Span] | None = None) -> None:
+        self._values: dict[Route, Span] = {} if values is None else values
+        self._keys: dict[Route, Span] = {} if keys is None else keys
+        self._fill: Callable[[], tuple[dict[Route, Span], dict[Route, Span]]] | None = None
+        self._shallow = -1
+
+    @classmethod
+    def deferred(cls, values: dict[Route, Span], keys: dict[Route, Span], shallow: int, fill: Callable[[], tuple[dict[Route, Span], dict[Route, Span]]]) -> "Positions":
+        """Positions that hold every route of at most `shallow` steps now, and get the rest from `fill()` when asked."""
+        positions = cls(values, keys)
+        positions._fill = fill
+        positions._shallow = shallow
+        return positions
+
+    def _complete(self) -> None:
+        fill, self._fill = self._fill, None
+        if fill is not None:
+            self._values, self._keys = fill()
+
+    @property
+    def values(self) -> dict[Route, Span]:
+        if self._fill is not None:
+            self._complete()
+        return self._values
+
+    @values.setter
+    def values(self, spans: dict[Route, Span]) -> None:
+        self._fill = None
+        self._values = spans
+
+    @property
+    def keys(self) -> dict[Route, Span]:
+        if self._fill is not None:
+            self._complete()
+        return self._keys
+
+    @keys.setter
+    def keys(self, spans: dict[Route, Span]) -> None:
+        self._fill = None
+        self._keys = spans
+
+    def value_span(self, route: Route) -> Span | None:
+        """Where the value at `route` was written, or None (`values.get(route)`)."""
+        if self._fill is not None and len(route) > self._shallow:
+            self._complete()
+        return self._values.get(route)
+
+    def key_span(self, route: Route) -> Span | None:
+        """Where the key of the value at `route` was written, or None (`keys.get(route)`)."""
+        if self._fill is not None and len(route) > self._shallow:
+            self._complete()
+        return self._keys.get(route)
+
+    def __reduce__(self):  # pickle and copy the spans, never the way to work them out
+        return (Positions, (self.values, self.keys))
 
     def resolve(self, route: Route, missing: bool = False) -> Span:
         """The span a finding at `route` points at.
@@ -75,17 +135,17 @@ class Positions:
         if missing:
             parent = route[:-1]
             while parent:
-                span = self.keys.get(parent)
+                span = self.key_span(parent)
                 if span is not None:
                     return span
-                span = self.values.get(parent)
+                span = self.value_span(parent)
                 if span is not None:  # a mapping inside a sequence has no key
                     return Span(span.line, span.column, span.line, span.column + 1)
                 parent = parent[:-1]
             return START
         probe = route
         while probe:
-            span = self.values.get(probe)
+            span = self.value_span(probe)
             if span is not None:
                 return span
             probe = probe[:-1]

@@ -56,6 +56,8 @@ def scalar_text(value: Any) -> str:
 NULL = {"", "~", "null", "Null", "NULL"}
 TRUE = {"true", "True", "TRUE"}
 FALSE = {"false", "False", "FALSE"}
+# The plain scalars that are neither strings nor numbers, with their values (one lookup in the loader).
+PLAIN_WORDS: dict[str, Any] = {**dict.fromkeys(NULL), **dict.fromkeys(TRUE, True), **dict.fromkeys(FALSE, False)}
 _INT = re.compile(r"^[-+]?[0-9]+$")
 _OCT = re.compile(r"^0o[0-7]+$")
 _HEX = re.compile(r"^0x[0-9a-fA-F]+$")

@@ -127,7 +127,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
     if isinstance(name, str):
         result.plan_name = name
-        result.name_span = loaded.positions.values.get(("metadata", "name"))
+        result.name_span = loaded.positions.value_span(("metadata", "name"))
     commitment = committed(data)
     if commitment is not None:
         result.committed_currency, result.committed_amount = commitment
