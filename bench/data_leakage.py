@@ -20,11 +20,17 @@ workers. Both sides must find the known counts, or the
 script exits 1. With --check-targets it also exits 1 when planlint is slower
 than 1.5x DuckDB or peaks at 300 MB or more.
 
+With --remote the files (by default 8 Parquet shards per split) are served
+by moto's S3 API in its own process on 127.0.0.1, and both sides read the same
+objects: planlint through its s3:// split paths, DuckDB through its httpfs
+extension (from the `duckdb-extension-httpfs` package; no download).
+
     python bench/data_leakage.py                       # 1M / 100k JSON Lines
     python bench/data_leakage.py --format csv.gz --json out.json
     python bench/data_leakage.py --keep-dir /tmp/leak  # reuse generated files
+    python bench/data_leakage.py --remote              # 8 Parquet shards per split over S3 (moto)
 
-Needs `duckdb` (pip install duckdb); `--format parquet` needs pyarrow.
+Needs `pip install -e ".[bench]"` (duckdb, its httpfs extension, moto, pyarrow).
 """
 
 from __future__ import annotations
@@ -112,6 +118,40 @@ class _Writer:
             self.handle.close()
 
 
+class _Shards:
+    """Rows spread over `count` files named like Hugging Face shards
+    (`train-00000-of-00008.parquet`), in order, about the same number in each."""
+
+    def __init__(self, directory: Path, split: str, fmt: str, rows: int, count: int) -> None:
+        self.names = [f"{split}-{n:05d}-of-{count:05d}.{fmt}" for n in range(count)]
+        self.sizes = [rows // count + (1 if n < rows % count else 0) for n in range(count)]
+        self.directory, self.fmt = directory, fmt
+        self.shard, self.left = -1, 0
+        self.writer: _Writer | None = None
+
+    def add(self, row: tuple) -> None:
+        while not self.left:
+            if self.writer is not None:
+                self.writer.close()
+            self.shard += 1
+            self.writer, self.left = _Writer(self.directory / self.names[self.shard], self.fmt), self.sizes[self.shard]
+        self.writer.add(row)
+        self.left -= 1
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _open_split(directory: Path, split: str, args: argparse.Namespace, rows: int):
+    """A writer for one split, and what names it: the file, or a glob of its shards."""
+    if args.shards <= 1:
+        path = directory / f"{split}.{args.format}"
+        return _Writer(path, args.format), str(path), None
+    shards = _Shards(directory, split, args.format, rows, args.shards)
+    return shards, str(directory / f"{split}-*-of-{args.shards:05d}.{args.format}"), list(zip(shards.names, shards.sizes))
+
+
 def _days(start: tuple[int, int, int], count: int) -> list[str]:
     import datetime as dt
 
@@ -122,8 +162,6 @@ def _days(start: tuple[int, int, int], count: int) -> list[str]:
 def generate(directory: Path, args: argparse.Namespace) -> dict:
     """Write train and eval files; return what a correct check must find."""
     rnd = random.Random(args.seed)
-    suffix = args.format
-    train_path, eval_path = directory / f"train.{suffix}", directory / f"eval.{suffix}"
     train_days = _days((2025, 1, 1), 577)  # 2025-01-01 .. 2026-07-31, before the cutoff
     eval_days = _days((2026, 8, 1), 61)  # 2026-08-01 .. 2026-09-30
     late_days = _days((2026, 8, 1), 30)
@@ -141,7 +179,7 @@ def generate(directory: Path, args: argparse.Namespace) -> dict:
         second = rnd.randrange(86400)
         return f"{rnd.choice(days)}T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
 
-    writer = _Writer(train_path, args.format)
+    writer, train_name, train_shards = _open_split(directory, "train", args, args.train_rows)
     customers = [0] * args.train_rows
     for i in range(args.train_rows):
         customer = rnd.randrange(train_pool)
@@ -169,7 +207,7 @@ def generate(directory: Path, args: argparse.Namespace) -> dict:
     eval_dup = dict(zip(_spread(args.duplicates, args.eval_rows, 101), dup_prompts))
     if set(eval_dup) & set(eval_leak):
         raise SystemExit("internal: duplicate rows and leaked-group rows overlap; choose other counts")
-    writer = _Writer(eval_path, args.format)
+    writer, eval_name, eval_shards = _open_split(directory, "eval", args, args.eval_rows)
     for i in range(args.eval_rows):
         customer = train_pool + rnd.randrange(eval_pool)
         if i in eval_leak:
@@ -181,8 +219,9 @@ def generate(directory: Path, args: argparse.Namespace) -> dict:
     writer.close()
 
     return {
-        "train": str(train_path),
-        "eval": str(eval_path),
+        "train": train_name,
+        "eval": eval_name,
+        "shards": {"train": train_shards, "eval": eval_shards},
         "leaked_groups": args.leaked_groups,
         "leaked_train_rows": sum(customer_rows.values()),
         "leaked_eval_rows": len(eval_leak),
@@ -194,8 +233,87 @@ def generate(directory: Path, args: argparse.Namespace) -> dict:
     }
 
 
+def _local_files(expected: dict, split: str) -> list[Path]:
+    """The files of one split on disk (its shards in order, or the one file)."""
+    shards = (expected.get("shards") or {}).get(split)
+    if not shards:
+        return [Path(expected[split])]
+    directory = Path(expected[split]).parent
+    return [directory / name for name, _ in shards]
+
+
+# --------------------------------------------------------------------------
+# object storage: moto's S3 API on 127.0.0.1 (--remote)
+
+BUCKET = "planlint-bench"
+#: Dummy credentials for moto; both sides get them the standard way (environment).
+S3_ENV = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
+
+
+class _S3Server:
+    """moto in server mode, in its own process, on a free port of 127.0.0.1."""
+
+    def __init__(self) -> None:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.close()
+                    raise SystemExit("moto server did not start (pip install 'moto[server]')") from None
+                time.sleep(0.1)
+        self.env = {**S3_ENV, "AWS_ENDPOINT_URL": self.endpoint}
+
+    def upload(self, expected: dict) -> dict:
+        """Put every file of both splits into the bucket; the same names, as s3:// URIs."""
+        import boto3
+
+        client = boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=S3_ENV["AWS_ACCESS_KEY_ID"],
+                              aws_secret_access_key=S3_ENV["AWS_SECRET_ACCESS_KEY"], region_name=S3_ENV["AWS_DEFAULT_REGION"])
+        client.create_bucket(Bucket=BUCKET)
+        remote = dict(expected)
+        for split in ("train", "eval"):
+            for path in _local_files(expected, split):
+                client.upload_file(str(path), BUCKET, path.name)
+            remote[split] = f"s3://{BUCKET}/{Path(expected[split]).name}"
+        return remote
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
 # --------------------------------------------------------------------------
 # the two sides (each runs in a child process: python data_leakage.py --child ...)
+
+
+def _split_arg(path: str):
+    """A split path as a plan would give it: URIs and globs as text, files as paths."""
+    return path if "://" in path or any(char in path for char in "*?[") else Path(path)
+
+
+def _global_row(expected: dict, shard: str | None, row: int) -> int:
+    """A row of a shard (1-based) as a row of the whole split."""
+    before = 0
+    for name, size in (expected.get("shards") or {}).get("train") or []:
+        if name == shard:
+            return before + row
+        before += size
+    return row
 
 
 def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
@@ -203,11 +321,12 @@ def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
     from planlint.services.split_data import check_split_data
 
     kwargs = dict(group_key=GROUP_KEY, time_key=TIME_KEY, cutoff=CUTOFF, input_fields=None, cache_dir=Path(cache_dir))
+    train_arg, eval_arg = _split_arg(train), _split_arg(eval_)
     start = time.perf_counter()
-    issues, notes = check_split_data(Path(train), Path(eval_), **kwargs)
+    issues, notes = check_split_data(train_arg, eval_arg, **kwargs)
     cold = time.perf_counter() - start
     start = time.perf_counter()
-    again, _ = check_split_data(Path(train), Path(eval_), **kwargs)
+    again, _ = check_split_data(train_arg, eval_arg, **kwargs)
     warm = time.perf_counter() - start
     assert [issue.message for issue in again] == [issue.message for issue in issues], "cached result differs"
     from planlint.services.split_data import _scan
@@ -226,7 +345,9 @@ def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
             result["leaked_values"] = sorted(re.findall(r"'(cust-\d+)'", issue.message))
         elif issue.code == "PL208" and issue.split == "train":
             result["time_leaks_train"] = count
-            result["time_leak_rows"] = sorted(int(row) for row in re.findall(r"row (\d+) '", issue.message))
+            # "row N" of the file, or of the shard named last before it
+            result["time_leak_rows"] = [[shard or None, int(row)] for shard, row in
+                                        re.findall(r"(?:(train-\d+-of-\d+\.[\w.]+)\b[^']*?)?\brow (\d+) '", issue.message)]
         elif issue.code == "PL208":
             result["time_leaks_eval"] = count
         elif issue.code == "PL209":
@@ -244,12 +365,37 @@ def _duck_source(path: str) -> str:
     return f"read_parquet('{quoted}')"
 
 
+def _duck_s3(con) -> None:
+    """Load httpfs from the `duckdb-extension-httpfs` package (`INSTALL httpfs`
+    would download it) and point it at the S3 endpoint in AWS_ENDPOINT_URL."""
+    import glob
+
+    import duckdb
+
+    try:
+        import duckdb_extension_httpfs
+    except ImportError:
+        raise SystemExit("the remote case needs DuckDB's httpfs extension: pip install duckdb-extension-httpfs") from None
+    found = glob.glob(os.path.join(os.path.dirname(duckdb_extension_httpfs.__file__), "extensions", "v" + duckdb.__version__, "httpfs.duckdb_extension"))
+    if not found:
+        raise SystemExit(f"duckdb-extension-httpfs has no build for DuckDB {duckdb.__version__}: install matching versions")
+    con.execute("LOAD '" + found[0].replace("'", "''") + "'")
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    host = endpoint.split("://", 1)[1].rstrip("/")
+    con.execute(
+        f"CREATE SECRET bench_s3 (TYPE s3, KEY_ID '{os.environ['AWS_ACCESS_KEY_ID']}', SECRET '{os.environ['AWS_SECRET_ACCESS_KEY']}', "
+        f"REGION '{os.environ.get('AWS_DEFAULT_REGION', 'us-east-1')}', ENDPOINT '{host}', URL_STYLE 'path', USE_SSL {str(endpoint.startswith('https:')).lower()})"
+    )
+
+
 def _child_duckdb(train: str, eval_: str) -> dict:
     import duckdb
 
     start = time.perf_counter()
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
+    if train.startswith("s3://") or eval_.startswith("s3://"):
+        _duck_s3(con)
     normalized = f"trim(regexp_replace(lower(nfc_normalize({INPUT_KEY})), '\\s+', ' ', 'g'))"
     # Load the three needed columns once. Insertion order is preserved (DuckDB's
     # default), so rowid + 1 is the row number; cheaper than row_number() OVER ().
@@ -339,7 +485,7 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
-def _run_child(side: str, files: dict, cache_dir: str) -> dict:
+def _run_child(side: str, files: dict, cache_dir: str, env: dict | None = None) -> dict:
     """Run one side in a child process; meanwhile sample the proportional set
     size (PSS: shared pages divided among the processes sharing them) of the
     child and its worker processes every 20 ms."""
@@ -347,7 +493,7 @@ def _run_child(side: str, files: dict, cache_dir: str) -> dict:
     sampling = os.path.exists("/proc/self/smaps_rollup")
     peak_pss = 0
     with tempfile.TemporaryFile() as out:
-        child = subprocess.Popen(command, stdout=out)
+        child = subprocess.Popen(command, stdout=out, env={**os.environ, **env} if env else None)
         while True:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
             if pid:
@@ -395,7 +541,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--leaked-groups", type=int, default=3, help="customers placed in both splits")
     parser.add_argument("--time-leaks", type=int, default=1, help="train rows dated after the cutoff")
     parser.add_argument("--duplicates", type=int, default=5, help="train inputs repeated (case/space changed) in eval")
-    parser.add_argument("--format", choices=FORMATS, default="jsonl")
+    parser.add_argument("--format", choices=FORMATS, help="file format (default jsonl; parquet with --remote)")
+    parser.add_argument("--shards", type=int, help="write each split as N shard files, read as one split through a glob (default 1; 8 with --remote)")
+    parser.add_argument("--remote", action="store_true", help="serve the files from moto's S3 API on 127.0.0.1 (pip install 'planlint[bench]') and have both sides read them as s3:// objects")
     parser.add_argument("--seed", type=int, default=20260801)
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     parser.add_argument("--keep-dir", metavar="DIR", help="generate into DIR and keep it (files already there for the same parameters are reused)")
@@ -411,13 +559,19 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, default=str))
         return 0
 
+    if args.format is None:
+        args.format = "parquet" if args.remote else "jsonl"
+    if args.shards is None:
+        args.shards = 8 if args.remote else 1
+    if args.shards < 1:
+        parser.error("--shards must be at least 1")
     try:
         import duckdb  # noqa: F401
     except ImportError:
         print("this benchmark needs duckdb: pip install duckdb", file=sys.stderr)
         return 2
 
-    temporary = None
+    temporary = server = None
     if args.keep_dir:
         directory = Path(args.keep_dir)
         directory.mkdir(parents=True, exist_ok=True)
@@ -425,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         temporary = tempfile.TemporaryDirectory(prefix="planlint-bench-")
         directory = Path(temporary.name)
     try:
-        params = {key: getattr(args, key) for key in ("train_rows", "eval_rows", "leaked_groups", "time_leaks", "duplicates", "format", "seed")}
+        params = {key: getattr(args, key) for key in ("train_rows", "eval_rows", "leaked_groups", "time_leaks", "duplicates", "format", "shards", "seed")}
         if args.repeat < 1:
             parser.error("--repeat must be at least 1")
         manifest = directory / "manifest.json"
@@ -433,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
         if manifest.exists():
             try:
                 saved = json.loads(manifest.read_text())
-                if saved.get("params") == params and all(Path(saved["expected"][k]).exists() for k in ("train", "eval")):
+                if saved.get("params") == params and all(path.exists() for k in ("train", "eval") for path in _local_files(saved["expected"], k)):
                     expected = saved["expected"]
             except (ValueError, KeyError, TypeError):
                 expected = None
@@ -442,19 +596,29 @@ def main(argv: list[str] | None = None) -> int:
             expected = generate(directory, args)
             manifest.write_text(json.dumps({"params": params, "expected": expected}))
             print(f"generated {args.train_rows:,} train + {args.eval_rows:,} eval rows ({args.format}) in {time.perf_counter() - start:.1f} s")
-        sizes = {split: Path(expected[split]).stat().st_size for split in ("train", "eval")}
+        sizes = {split: sum(path.stat().st_size for path in _local_files(expected, split)) for split in ("train", "eval")}
+        files, env = expected, None
+        if args.remote:
+            server = _S3Server()
+            files, env = server.upload(expected), server.env
         planlint_runs, duck_runs = [], []
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory(prefix="planlint-bench-cache-") as cache_dir:
-                planlint_runs.append(_run_child("planlint", expected, cache_dir))
-            duck_runs.append(_run_child("duckdb", expected, "-"))
+                planlint_runs.append(_run_child("planlint", files, cache_dir, env))
+            duck_runs.append(_run_child("duckdb", files, "-", env))
         planlint, duck = _best(planlint_runs), _best(duck_runs)
+        planlint["time_leak_rows"] = sorted(_global_row(expected, shard, row) for shard, row in planlint["time_leak_rows"])
     finally:
+        if server is not None:
+            server.close()
         if temporary is not None:
             temporary.cleanup()
 
     ratio = planlint["seconds"] / duck["seconds"]
-    print(f"files: train {sizes['train'] / 1e6:.1f} MB, eval {sizes['eval'] / 1e6:.1f} MB ({args.format}); cpus: {os.cpu_count()}")
+    where = f"{args.shards} shards per split" if args.shards > 1 else "one file per split"
+    if args.remote:
+        where += f", served by moto (S3 API) on 127.0.0.1: {files['train']}, {files['eval']}"
+    print(f"files: train {sizes['train'] / 1e6:.1f} MB, eval {sizes['eval'] / 1e6:.1f} MB ({args.format}, {where}); cpus: {os.cpu_count()}")
     workers = f"{planlint['workers']} worker process{'es' if planlint['workers'] != 1 else ''}" if planlint["mode"] == "parallel" else "1 process"
     print(f"{'':28}{'planlint':>12}{'duckdb':>12}")
     print(f"{'time (s), best of ' + str(args.repeat):28}{planlint['seconds']:>12.2f}{duck['seconds']:>12.2f}")
