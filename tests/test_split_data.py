@@ -674,6 +674,8 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     assert check(train, eval_) == expected
     assert _scan.last_stats["mode"] == "parallel", _scan.last_stats
     assert len(_scan.last_stats["worker_peak_kb"]) == 3
+    monkeypatch.setattr(_scan, "TABLE_FROM_ROWS", 0)  # the smaller split's inputs in an InputTable
+    assert check(train, eval_) == expected
 
 
 def test_stray_csv_quote_falls_back_to_one_process(tmp_path, tiny_pieces, monkeypatch):
@@ -709,3 +711,77 @@ def test_workers_not_used_with_other_threads(tmp_path, tiny_pieces):
     finally:
         stop.set()
         thread.join()
+
+
+def test_input_table_agrees_with_a_dict():
+    """The smaller split's compact digest table answers as a dict would: codes that
+    share their low bits (table slot) or filter bits, negative codes, growth."""
+    import random
+    from array import array
+
+    from planlint.services.split_data._scan import InputTable
+
+    rnd = random.Random(7)
+    codes = [rnd.getrandbits(64) - (1 << 63) for _ in range(3000)]
+    codes += [code ^ (1 << 40) for code in codes[:500]]  # same slot and filter index as another
+    codes += [(code & ~0xFFFF) | 5 for code in codes[:200]]  # crowd one run of slots
+    codes += [0, -1, 1, (1 << 63) - 1, -(1 << 63)]
+    codes += codes[:100] + codes[50:60]
+    reference, counts = {}, {}
+    for row, code in enumerate(codes, start=1):
+        if code in reference:
+            counts[code] = counts.get(code, 1) + 1
+        reference.setdefault(code, row)
+    got_counts = {}
+    table = InputTable.build(array("q", codes), array("q", range(1, len(codes) + 1)), got_counts)
+    assert got_counts == counts
+    assert len(table) == len(reference) and bool(table)
+    for code, row in reference.items():
+        assert code in table and table[code] == row
+    for _ in range(5000):
+        code = rnd.getrandbits(64) - (1 << 63)
+        assert (code in table) is (code in reference)
+    absent = next(code for code in range(2, 100) if code not in reference)
+    with pytest.raises(KeyError):
+        table[absent]
+    assert not InputTable() and 5 not in InputTable()
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
+def test_batch_fast_paths_match_the_row_loops(tmp_path, monkeypatch, suffix):
+    """The per-batch fast paths (all strings, all ISO times of one kind, all ASCII
+    inputs) give what the row-by-row loops give, also on batches that mix in every
+    case they do not take: naive, aware and epoch times, empty and missing values,
+    numbers as group values, non-ASCII and repeated inputs."""
+    if suffix == "parquet":
+        pytest.importorskip("pyarrow")
+    times = ["2026-07-31T23:59:59Z", "2026-08-01", "2026-08-01T00:00:00+02:00", "1785542400", "", "soon", "2026-09-01T10:00:00"]
+    prompts = ["Refund please", "  REFUND   please ", "Ｒｅｆｕｎｄ ＰＬＥＡＳＥ", "", "Straße", "STRASSE", "ok"]
+
+    def rows_(n, prefix, pure):
+        out = []
+        for i in range(n):
+            data = {"id": f"{prefix}{i}", "customer_id": f"c{i % 23}", "created_at": "2026-07-01T00:00:00Z" if prefix == "t" else "2026-09-01T00:00:00Z",
+                    "prompt": f"{prefix} prompt {i}"}
+            if not pure and i % 5 == 0:
+                data["created_at"] = times[i // 5 % len(times)]
+                data["prompt"] = prompts[i // 5 % len(prompts)]
+                data["customer_id"] = ["", "c3", 7 if suffix == "jsonl" else "7", "c5"][i // 5 % 4]
+            out.append(data)
+        return out
+
+    for pure in (True, False):  # batches that all take the fast paths, and batches that cannot
+        train = write_rows(tmp_path / f"train{pure}.{suffix}", rows_(300, "t", pure) + rows_(20, "e", pure))
+        eval_ = write_rows(tmp_path / f"eval{pure}.{suffix}", rows_(60, "e", pure) + rows_(5, "t", pure))
+        monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
+        for table_from in (1 << 18, 0):
+            monkeypatch.setattr(_scan, "TABLE_FROM_ROWS", table_from)
+            fast = check(train, eval_)
+            with monkeypatch.context() as slow:
+                slow.setattr(_scan, "_all_nonempty_strings", lambda values: False)
+                slow.setattr(_scan, "_input_texts", lambda values, inputs: [_scan._input_text(value, inputs) for value in values])
+                slow.setattr(_scan, "_time_loop", _scan._time_rows)
+                assert check(train, eval_) == fast
+            codes = {issue.code for issue in fast[0]}
+            assert {"PL207", "PL208", "PL209"} <= codes
+            assert ("PL210" in codes and "PL211" in codes) is not pure
