@@ -189,7 +189,7 @@ def _lint(argv: list[str]) -> int:
     from planlint.core.config import ConfigError, check_selectors, codes_list, load_config
     from planlint.core.model import UsageError
     from planlint.engine.run import lint_paths
-    from planlint.rules import RULES, rule_names
+    from planlint.rules import RULES, resolved, rule_names
 
     _imports_done()
     names = rule_names()  # rules may be named wherever their codes go
@@ -231,6 +231,8 @@ def _lint(argv: list[str]) -> int:
             raise _Exit(2, str(exc)) from None
     if args.require_data:
         config.data = {**config.data, "require": True}
+    # Settled: which rules run and at what severity, resolved once; everything below reads config.rules.
+    config = resolved(config)
     run_notes: list[str] = []  # notes about the run itself, reported with the lint's own
     if not args.no_cache and args.cache_dir is None:
         from planlint.engine.cache import checked_directory
@@ -252,7 +254,7 @@ def _lint(argv: list[str]) -> int:
         if args.diff_base is not None:
             from planlint.modes.diff import lint_diff
 
-            if config.enabled("PL707"):  # the GitHub pull request whose reviews PL707 reads, if this run is for one
+            if "PL707" in config.rules:  # the GitHub pull request whose reviews PL707 reads, if this run is for one
                 from planlint.integrations.pull_request import from_environment
 
                 pull_request = from_environment()

@@ -35,7 +35,7 @@ from planlint.core.model import Finding
 from planlint.engine.lint import lint_file
 from planlint.engine.run import finish, repository_commitments, repository_plan_names
 from planlint.formats.rule_docs import explain_text, help_uri
-from planlint.rules import BY_NAME, RULES
+from planlint.rules import BY_NAME, RULES, resolved
 from planlint.rules.base import Services
 
 REASON_PLACEHOLDER = "TODO: say why this is fine"
@@ -87,6 +87,7 @@ def lint_document(path: Path, text: str, *, data_checks: bool, root: Path | None
         return Linted(text=text, config=config)
     if not data_checks:
         config.ignore = config.ignore + [code for code, rule in RULES.items() if rule.scope == "data"]
+    config = resolved(config)  # which rules run and at what severity, once for this lint
     from planlint.services.publications import PublicationsError, build
 
     try:
@@ -103,13 +104,13 @@ def lint_document(path: Path, text: str, *, data_checks: bool, root: Path | None
     if result is None:
         return Linted(text=text, config=config)
     other_names = None
-    if config.enabled("PL005") and result.plan_name is not None:
+    if "PL005" in config.rules and result.plan_name is not None:
         # As for a file named on the command line: the repository's other plans count (issue 14, item 6).
         other_names = repository_plan_names(
             [path], {result.plan_name}, config, start=str(path.parent), display_root=os.path.abspath(root or config.root)
         )
     other_commitments = None
-    if config.committed_limit and config.enabled("PL507"):  # the repository's committed spend, as for a named file
+    if config.committed_limit and "PL507" in config.rules:  # the repository's committed spend, as for a named file
         other_commitments = repository_commitments([path], config, start=str(path.parent))
     report = finish([result], config, other_names=other_names, other_commitments=other_commitments)
     return Linted(report.findings, text, result.data, result.positions, publications, config)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits, load_file, load_text
@@ -29,6 +30,35 @@ KNOWN_KEYS = {
     "catalog", "registry", "data", "limits", "cache_dir", "budget", "approvers", "calibration",
 }
 LIMIT_KEYS = {"max_depth", "max_nodes", "max_aliases", "time_budget"}
+
+
+@dataclass(frozen=True)
+class RuleSelection:
+    """The rules a run checks and their severities: the config resolved once (`Config.resolve`).
+
+    Built after the command line's --select/--ignore are applied, and handed
+    down to everything that decides whether a rule runs or how heavy its
+    finding is; nothing below the run reads select/ignore/severity itself.
+    `severities`: code -> the severity the config's `severity:` sets, which
+    wins over the rule's own and over a problem's (PL105/PL106 warnings).
+    """
+
+    enabled: frozenset[str]
+    severities: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __contains__(self, code: object) -> bool:
+        return code in self.enabled
+
+    def severity(self, code: str, default: str) -> str:
+        """The severity of a finding of `code` whose rule (or problem) says `default`."""
+        return self.severities.get(code, default)
+
+    def __reduce__(self):  # MappingProxyType does not pickle; worker processes receive a selection
+        return (_selection, (self.enabled, dict(self.severities)))
+
+
+def _selection(enabled: frozenset[str], severities: dict[str, str]) -> RuleSelection:
+    return RuleSelection(enabled, MappingProxyType(severities))
 
 
 @dataclass
@@ -52,15 +82,43 @@ class Config:
     # The catalog's content when it is not the file at `catalog` (diff mode: the base revision's); None reads the file.
     catalog_text: str | None = None
     _exclude_res: list = field(default_factory=list, repr=False)
+    # select/ignore/severity resolved for one run (`resolved`); derived from the fields above, so not in the cache key.
+    _rules: RuleSelection | None = field(default=None, repr=False, compare=False)
 
     def enabled(self, code: str) -> bool:
-        """ruff's rule: the most specific matching prefix wins; on a tie, ignore wins."""
+        """ruff's rule: the most specific matching prefix wins; on a tie, ignore wins.
+
+        The run asks this once per rule, through `resolve`; the layers below
+        ask the RuleSelection it returns.
+        """
         selected = max((len(p) for p in self.select if code.startswith(p)), default=-1)
         ignored = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
         return selected > ignored
 
-    def severity_of(self, code: str, default: str) -> str:
-        return self.severity.get(code, default)
+    def resolve(self, codes: Iterable[str]) -> RuleSelection:
+        """Which of `codes` (every rule code, from the caller: the registry lives above core) this
+        config enables, and the severities it sets."""
+        return RuleSelection(
+            frozenset(code for code in codes if self.enabled(code)),
+            MappingProxyType(dict(self.severity)),
+        )
+
+    def resolved(self, codes: Iterable[str]) -> Config:
+        """This config for one run: a copy that carries its rules resolved (`rules`).
+
+        The run calls it once, after the command line's --select/--ignore are
+        applied; a config that is already resolved is returned as it is.
+        """
+        if self._rules is not None:
+            return self
+        return replace(self, _rules=self.resolve(codes))
+
+    @property
+    def rules(self) -> RuleSelection:
+        """The run's rules and severities. Only a resolved config has them (`resolved`)."""
+        if self._rules is None:
+            raise RuntimeError("the configuration's rules were not resolved for this run (Config.resolved)")
+        return self._rules
 
     def parser_limits(self) -> Limits:
         return Limits(max_file_size=self.max_file_size, **self.limits)

@@ -1,9 +1,10 @@
 """Lint one file: load it, run the rules, place and filter the findings.
 
-Rules yield routes; this module turns them into positions, applies the
-configuration (select/ignore/severity) and suppression comments, and adds the
-file-level findings (PL001-PL004, PL006, PL007). The run around it (engine.run) adds
-the repo-level ones (PL005, PL009, PL010).
+Rules yield routes; this module turns them into positions, applies the run's
+resolved rules (`config.rules`: which rules run, at what severity) and
+suppression comments, and adds the file-level findings (PL001-PL004, PL006,
+PL007). The run around it (engine.run) adds the repo-level ones (PL005, PL507,
+PL904, PL009, PL010).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from planlint.core.messages import sanitize
 from planlint.core.model import FileResult, Finding, is_plan
 from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.core.yaml_values import scalar_text
-from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem, rule_code
+from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem, resolved, rule_code
 from planlint.rules.base import Note, Services
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.run import named_configs
@@ -31,7 +32,7 @@ def make_finding(code: str, path: str, span: Span, message: str, route: tuple, c
     rule = RULES[code]
     # Rules quote plan values through messages.show(); sanitizing the whole
     # message as well means a missed quote cannot forge a line or an escape.
-    return Finding(code, rule.name, config.severity_of(code, severity or rule.severity), path, span.line, span.column, span.end_line, span.end_column, sanitize(message), yaml_path(route))
+    return Finding(code, rule.name, config.rules.severity(code, severity or rule.severity), path, span.line, span.column, span.end_line, span.end_column, sanitize(message), yaml_path(route))
 
 
 def place(problem: Problem, positions: Positions) -> Span:
@@ -86,12 +87,15 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
 
     `services`: the run's (catalog, registry, ...), shared by every file.
     `content`: the file's bytes as an editor holds them (the language server), instead of reading `path`.
+    `config`: the run's, its rules resolved once (`rules.resolved`); resolved here when it is not.
 
     `limits.time_budget` bounds the whole file: reading and parsing (checked
     while streaming), then schema validation and each rule (checked between
     them; each is linear in the capped node count). Past the budget the
     remaining checks are skipped and the file gets a PL006 saying so.
     """
+    config = resolved(config)
+    selected = config.rules
     limits = config.parser_limits()
     deadline = time.monotonic() + limits.time_budget
     loaded: Loaded = load_file(path, limits) if content is None else load_bytes(content, limits)
@@ -102,13 +106,13 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
         # directory that cannot be read or parsed is reported, unless excluded.
         result.is_plan = True
         for problem in loaded.problems:
-            if config.enabled(problem.code):
+            if problem.code in selected:
                 result.findings.append(make_finding(problem.code, display, problem.span, problem.message, problem.route, config))
         return result
     data = loaded.data
     if not is_plan(data):
         if not explicit:
-            near = list(RULES["PL007"].check(PlanContext(data=data, path=display, config=config))) if config.enabled("PL007") else []
+            near = list(RULES["PL007"].check(PlanContext(data=data, path=display, config=config))) if "PL007" in selected else []
             if not near:
                 return None
             for problem in near:
@@ -116,7 +120,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
             result.suppressions = supp.parse(loaded.text or "", loaded.quoted, rule_code)
             result.findings = [f for f in result.findings if not supp.is_suppressed(result.suppressions, f.code, f.line)]
             return result
-        if config.enabled("PL004"):
+        if "PL004" in selected:
             for problem in RULES["PL004"].check(PlanContext(data=data, path=display, config=config)):
                 result.findings.append(make_finding("PL004", display, place(problem, loaded.positions), problem.message, problem.route, config))
         return result
@@ -136,27 +140,27 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
 
     raw: list[tuple[str, Problem]] = []
     for problem in loaded.problems:  # PL002
-        if config.enabled(problem.code):
+        if problem.code in selected:
             result.findings.append(make_finding(problem.code, display, problem.span, problem.message, problem.route, config))
-    if config.enabled("PL003"):
+    if "PL003" in selected:
         raw.extend(("PL003", p) for p in schema_problems(data))
     ctx = PlanContext(data=data, path=display, config=config, services=services or Services(), file=path)
     for rule in PLAN_RULES:
         if time.monotonic() > deadline:
-            if config.enabled("PL006"):
+            if "PL006" in selected:
                 result.findings.append(make_finding(
                     "PL006", display, START,
                     f"checking took longer than {limits.time_budget:g}s (limit time_budget): {rule.code} and the rules after it did not run",
                     (), config,
                 ))
             break
-        if config.enabled(rule.code):
+        if rule.code in selected:
             for problem in rule.check(ctx):
                 if isinstance(problem, Note):  # not a finding: what a data rule could not check
                     (result.data_skipped if problem.skipped else result.notes).append(problem.text)
                 else:
                     raw.append((problem.code or rule.code, problem))
-    if config.enabled("PL801") and loaded.text and "#" in loaded.text:
+    if "PL801" in selected and loaded.text and "#" in loaded.text:
         # Comments have no route: the engine, which owns the text, places these itself.
         for line, column, end, kind in comment_secrets(loaded.text, loaded.quoted):
             result.findings.append(make_finding(

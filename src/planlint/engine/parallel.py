@@ -26,7 +26,7 @@ from planlint.core.config import Config
 from planlint.core.loader import load_text
 from planlint.core.model import FileResult
 from planlint.engine.lint import lint_file
-from planlint.rules import RULES
+from planlint.rules import RULES, resolved
 from planlint.rules.base import CATALOG, NEUTRAL, PlanContext, Services
 from planlint.rules.leakage import inputs, remote_or_glob
 from planlint.rules.run import inputs as run_inputs
@@ -60,7 +60,8 @@ def available_cpus() -> int:
 
 
 def cache_safe(config: Config) -> bool:
-    return all(rule.scope in CACHE_SAFE_SCOPES | NOT_RUN_BY_LINT_PATHS for code, rule in RULES.items() if config.enabled(code))
+    enabled = resolved(config).rules
+    return all(rule.scope in CACHE_SAFE_SCOPES | NOT_RUN_BY_LINT_PATHS for code, rule in RULES.items() if code in enabled)
 
 
 def services_fingerprint(services: Services | None) -> str | None:
@@ -97,6 +98,7 @@ def worker_count(jobs: int | None, files: int) -> int:
 
 def lint_targets(targets: list[Target], config: Config, *, services: Services | None = None, jobs: int | None = 1, cache: Any = None) -> list[FileResult | None]:
     """lint_file() for every target, in order; None where a discovered file is not a plan."""
+    config = resolved(config)  # once, for every file and worker
     fingerprint = services_fingerprint(services)
     if fingerprint is None or (cache is not None and not cache_safe(config)):
         cache = None
@@ -163,7 +165,7 @@ def _inputs(result: FileResult, display: str, path: Path, config: Config, servic
         return []
     ctx = PlanContext(data=result.data, path=display, config=config, services=services or Services(), file=path)
     looked = run_inputs(ctx)  # the run configs and their entrypoints (PL801, PL008, PL901-PL903)
-    if any(r.scope == "data" and config.enabled(c) for c, r in RULES.items()):
+    if any(r.scope == "data" and c in config.rules for c, r in RULES.items()):
         if remote_or_glob(ctx):
             return None
         looked += inputs(ctx)
@@ -193,7 +195,7 @@ def _in_pool(work: Work, config: Config, services: Services | None, cache: Any, 
 def _prepare(config: Config) -> None:
     """Do once, before the workers start, what each would otherwise do on its first plan."""
     load_text("warm: up\n")  # imports the parser
-    if config.enabled("PL003"):
+    if "PL003" in config.rules:
         _compiled()
 
 

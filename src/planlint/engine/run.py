@@ -24,7 +24,7 @@ from planlint.engine.discovery import discover
 from planlint.engine.lint import make_finding
 from planlint.engine.parallel import lint_targets
 from planlint.engine.plan_names import mentions, plan_files, read_name
-from planlint.rules import RULES, rule_code
+from planlint.rules import RULES, resolved, rule_code
 from planlint.rules.base import NamedPlan, RepoContext, Services, SuppressionContext
 from planlint.rules.budget import committed, money
 from planlint.rules.run import display_path, inside, named_training_configs, training_configs
@@ -42,6 +42,7 @@ def lint_paths(
     this process). `cache`: a cache.ResultCache, or None. Neither changes the
     findings (parallel.py).
     """
+    config = resolved(config)  # select/ignore/severity, once for the whole run
     report = Report()
     paths = list(paths)
     discovered = discover(paths, config)
@@ -49,14 +50,14 @@ def lint_paths(
     results = lint_targets(targets, config, services=services, jobs=jobs, cache=cache)
     results = [r for r in results if r is not None]
     other_names = None
-    if config.enabled("PL005") and any(explicit for _, _, explicit in discovered):
+    if "PL005" in config.rules and any(explicit for _, _, explicit in discovered):
         wanted = {r.plan_name for r in results if r.plan_name is not None}
         first_named = next(path for _, path, explicit in discovered if explicit)
         other_names = repository_plan_names(  # the named file's repository, wherever the run starts
             [path for _, path, _ in discovered], wanted, config, start=os.path.dirname(os.path.abspath(first_named))
         )
     other_commitments = None
-    if config.committed_limit and config.enabled("PL507") and any(explicit for _, _, explicit in discovered):
+    if config.committed_limit and "PL507" in config.rules and any(explicit for _, _, explicit in discovered):
         first_named = next(path for _, path, explicit in discovered if explicit)
         other_commitments = repository_commitments(  # the named file's repository, as for PL005
             [path for _, path, _ in discovered], config, start=os.path.dirname(os.path.abspath(first_named))
@@ -157,7 +158,7 @@ def empty_directory_notes(paths: list[str], targets: list, results: list[FileRes
 def _judged(code: str, result: FileResult, config: Config) -> bool:
     """Can a suppression of `code` be called unused here? Not if the rule did not run:
     diff rules (PL7xx) run only in diff mode, against a base version."""
-    if not config.enabled(code):
+    if code not in config.rules:
         return False
     rule = RULES.get(code)
     return rule is None or rule.scope != "diff" or result.diff_checked
@@ -253,9 +254,10 @@ def finish(
     `other_commitments`: (currency, max_spend) of approved and running plans
     that are not linted but count for PL507 (diff mode: the unchanged ones).
     """
+    config = resolved(config)
     report = report or Report()
     _committed_over_limit(results, config, report, other_commitments or [])
-    if config.enabled("PL005"):
+    if "PL005" in config.rules:
         by_path = {result.path: result for result in results}
         ctx = RepoContext([NamedPlan(r.path, r.plan_name) for r in results], dict(other_names or {}), config)
         for problem in RULES["PL005"].check(ctx):
@@ -264,7 +266,7 @@ def finish(
             if not supp.is_suppressed(result.suppressions, "PL005", span.line):
                 result.findings.append(make_finding("PL005", result.path, span, problem.message, problem.route, config))
     plans = len(results)
-    if config.enabled("PL904"):
+    if "PL904" in config.rules:
         results = results + _unplanned_runs(results, config)
     skipped = [r.path for r in results if r.data_skipped]
     if skipped:
@@ -282,11 +284,11 @@ def finish(
             report.missing_inputs[result.path] = result.missing_inputs
         if result.suppressions:
             ctx = SuppressionContext(result.path, result.suppressions, lambda code, result=result: _judged(code, result, config), config)
-            if config.enabled("PL009"):
+            if "PL009" in config.rules:
                 # Not silenced by a suppression: the comment that needs a reason is what it reports.
                 for problem in RULES["PL009"].check(ctx):
                     result.findings.append(make_finding("PL009", result.path, problem.span, problem.message, problem.route, config))
-            if config.enabled("PL010"):
+            if "PL010" in config.rules:
                 for problem in RULES["PL010"].check(ctx):
                     if not supp.is_suppressed(result.suppressions, "PL010", problem.span.line):
                         result.findings.append(make_finding("PL010", result.path, problem.span, problem.message, problem.route, config))
@@ -317,7 +319,7 @@ def _committed_over_limit(results: list[FileResult], config: Config, report: Rep
     that currency gets the finding; when there is none, a note says so.
     """
     limits = config.committed_limit
-    if not limits or not config.enabled("PL507"):
+    if not limits or "PL507" not in config.rules:
         return
     ordered = sorted((r for r in results if r.committed_currency in limits), key=lambda r: r.path)
     before: dict[str, float] = {}

@@ -35,7 +35,7 @@ from planlint.engine.lint import add_finding, lint_file, make_finding, place
 from planlint.engine.run import finish
 from planlint.modes import changes as plan_changes
 from planlint.modes.changes import CommittedSpend
-from planlint.rules import DIFF_RULES, RULES, PlanContext, rule_names
+from planlint.rules import DIFF_RULES, RULES, PlanContext, resolved, rule_names
 from planlint.rules.base import Services
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange, approval_needed
@@ -74,6 +74,7 @@ def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Serv
     configuration, and the change to it is reported (PL705), with what the
     pull request adds to the catalog and its new suppression comments.
     """
+    config = resolved(config)  # select/ignore/severity, once for the whole run
     cwd = os.getcwd()
     check_rev(base_rev)
     git = _import_git()
@@ -410,6 +411,7 @@ def _run_diff_rules(
     `file`, `base_text`: what the run rules need besides (the plan's file, a reader of the base revision's files)."""
     if base is None and reviews is None:
         return
+    config = resolved(config)  # the run's already is (lint_diff)
     if base is not None:
         result.diff_checked = True
     ctx = PlanContext(
@@ -417,7 +419,7 @@ def _run_diff_rules(
         file=file, base=base, change=change, reviews=reviews, base_text=base_text,
     )
     for rule in DIFF_RULES:
-        if not config.enabled(rule.code) or (base is None and rule.code != "PL707"):
+        if rule.code not in config.rules or (base is None and rule.code != "PL707"):
             continue
         for problem in rule.check(ctx):
             code = problem.code or rule.code
@@ -513,7 +515,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
         if commitment is not None:
             commitments.append(commitment)
     results.sort(key=lambda r: r.path)
-    report = finish(results, config, other_names=other_names if config.enabled("PL005") else {}, other_commitments=commitments)
+    report = finish(results, config, other_names=other_names if "PL005" in config.rules else {}, other_commitments=commitments)
     if policy is not None:
         _review(report, policy, scope, root, base.tree, config, results, base_of, base_texts)
     report.notes.append(
@@ -540,7 +542,7 @@ class _Approvals:
         self.base_notes: list[str] = []
 
     def for_plan(self, base: dict | None, head: dict | None) -> ReviewState | None:
-        if self.pull_request is None or not self.config.enabled("PL707") or approval_needed(base, head) is None:
+        if self.pull_request is None or "PL707" not in self.config.rules or approval_needed(base, head) is None:
             return None
         if self.state is None:
             approvers, self.base_notes = self._approvers()
@@ -548,7 +550,7 @@ class _Approvals:
         return self.state
 
     def notes(self) -> list[str]:
-        if not self.config.enabled("PL707"):
+        if "PL707" not in self.config.rules:
             return []
         if self.pull_request is None:
             return [
@@ -808,7 +810,7 @@ def _base_config_file(tree, root: str, cwd: str, explicit: str | None, head_conf
 
 def _review(report: Report, policy: Policy, scope: _Scope, root: str, tree, config: Config, results: list[FileResult], base_of: dict, base_texts: dict) -> None:
     """PL705 findings, and the catalog entries and suppression comments the pull request adds."""
-    if config.enabled("PL705"):
+    if "PL705" in config.rules:
         _policy_findings(report, policy, scope, root, config)
     report.review["catalog_added"] = _catalog_added(policy, root, scope)
     report.review["suppressions_added"] = _suppressions_added(results, base_of, base_texts)

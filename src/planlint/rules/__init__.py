@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, placeholders, policy, published, run, secrets, splits
+from planlint.core.config import Config
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
 _ALL: tuple[Rule, ...] = (
@@ -100,6 +101,12 @@ PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope in ("p
 DIFF_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "diff")
 
 
+def resolved(config: Config) -> Config:
+    """`config` for one run: its select/ignore/severity resolved once against every rule
+    (`Config.resolved`; the config lives below the registry, so the codes come from here)."""
+    return config.resolved(RULES)
+
+
 def rule_names() -> dict[str, str]:
     """Rule name -> code, for the config (which lives below the registry)."""
     return {r.name: code for code, r in RULES.items()}
@@ -113,4 +120,4 @@ def rule_code(written: str) -> str | None:
     rule = BY_NAME.get(written.lower())
     return rule.code if rule is not None else None
 
-__all__ = ["RULES", "BY_NAME", "rule_code", "rule_names", "PLAN_RULES", "DIFF_RULES", "Rule", "Problem", "PlanContext", "MISSING", "ERROR", "WARNING"]
+__all__ = ["RULES", "BY_NAME", "rule_code", "rule_names", "resolved", "PLAN_RULES", "DIFF_RULES", "Rule", "Problem", "PlanContext", "MISSING", "ERROR", "WARNING"]

@@ -50,10 +50,11 @@ def _codes(codes: list[str], limit: int = 8) -> str:
 
 
 def _switches(rules: dict, base_config, head_config) -> str:
-    off = [code for code in rules if base_config.enabled(code) and not head_config.enabled(code)]
-    on = [code for code in rules if head_config.enabled(code) and not base_config.enabled(code)]
+    base, head = base_config.resolve(rules), head_config.resolve(rules)  # which rules each would run
+    off = [code for code in rules if code in base and code not in head]
+    on = [code for code in rules if code in head and code not in base]
     parts = []
-    if off and not any(head_config.enabled(code) for code in rules):
+    if off and not head.enabled:
         parts.append(f"turn off every rule ({len(off)} now on), so no finding would be reported")
     elif off:
         parts.append(f"turn off {len(off)} rule{'s' if len(off) != 1 else ''} ({_codes(off)}), whose findings would no longer be reported")
