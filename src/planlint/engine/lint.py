@@ -24,7 +24,6 @@ from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem, resolved, ru
 from planlint.rules.base import Note, Services
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.run import named_configs
-from planlint.rules.schema import schema_problems
 from planlint.rules.secrets import comment_secrets
 
 
@@ -142,9 +141,9 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     for problem in loaded.problems:  # PL002
         if problem.code in selected:
             result.findings.append(make_finding(problem.code, display, problem.span, problem.message, problem.route, config))
-    if "PL003" in selected:
-        raw.extend(("PL003", p) for p in schema_problems(data))
     ctx = PlanContext(data=data, path=display, config=config, services=services or Services(), file=path)
+    if "PL003" in selected:
+        raw.extend(("PL003", p) for p in RULES["PL003"].check(ctx))
     for rule in PLAN_RULES:
         if time.monotonic() > deadline:
             if "PL006" in selected:

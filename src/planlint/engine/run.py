@@ -3,9 +3,11 @@
 This is the top of the engine. It calls down into discovery, the pool
 (`parallel`, which lints each file with `lint.lint_file`) and the per-file
 helpers; nothing below calls back up into it. `finish` adds what needs every
-file at once: duplicate plan names (PL005), run configs no plan names (PL904)
-and the suppression bookkeeping (PL009/PL010, also for the run configs the
-plans report in), then orders the findings.
+file at once: it calls the repo-level rules on a RepoContext of the run's
+plans (committed spend PL507, duplicate plan names PL005, run configs no plan
+names PL904) and the suppression rules on each file's comments (PL009/PL010,
+also for the run configs the plans report in), then orders the findings.
+The config arrives resolved (`config.rules`): which rules run is decided once.
 """
 
 from __future__ import annotations
@@ -19,16 +21,15 @@ from planlint.core.config import Config
 from planlint.core.loader import load_file, load_text, read_text
 from planlint.core.model import FileResult, Report, is_plan
 from planlint.core.paths import repository_root
-from planlint.core.positions import START, Span
+from planlint.core.positions import START
 from planlint.engine.discovery import discover
-from planlint.engine.lint import make_finding
+from planlint.engine.lint import make_finding, place
 from planlint.engine.parallel import lint_targets
 from planlint.engine.plan_names import mentions, plan_files, read_name
 from planlint.rules import RULES, resolved, rule_code
-from planlint.rules.base import NamedPlan, RepoContext, Services, SuppressionContext
-from planlint.rules.budget import committed, money
-from planlint.rules.run import display_path, inside, named_training_configs, training_configs
-from planlint.services.run_config import TomlDocument, read_document
+from planlint.rules.base import NamedPlan, Note, RepoContext, Services, SuppressionContext
+from planlint.rules.budget import committed
+from planlint.rules.run import named_training_configs
 from planlint.services.publications import Publications, prefetch
 
 
@@ -164,37 +165,18 @@ def _judged(code: str, result: FileResult, config: Config) -> bool:
     return rule is None or rule.scope != "diff" or result.diff_checked
 
 
-def _unplanned_runs(results: list[FileResult], config: Config) -> list[FileResult]:
-    """PL904: a result for each training config under configs/training/ of the linted plans'
-    repositories that no plan names (plans not linted in this run are read for their run section)."""
-    named = {path for r in results for path in r.run_configs}
-    for r in results:
-        named.update(os.path.realpath(other.path) for other in r.attached)
+def _unplanned_runs(ctx: RepoContext, config: Config) -> list[FileResult]:
+    """PL904 (rules.run.unplanned_run): a result for each training config no plan names, holding
+    the finding unless the config's own comments suppress it (their bookkeeping needs the result either way)."""
     found: list[FileResult] = []
-    for root in sorted({r.repo_root for r in results if r.repo_root}):
-        def planned(path: Path) -> bool:
-            return os.path.abspath(path) in named or os.path.realpath(path) in named
-
-        candidates = [p for p in training_configs(root) if not planned(p)]
-        if candidates:
-            named |= _named_by_other_plans(root, config, {os.path.realpath(r.path) for r in results}, candidates)
-        for path in candidates:
-            if planned(path):
-                continue
-            display = display_path(path)
-            if inside(path, root) and path.is_file():
-                document = read_document(path, display, "training", config.max_file_size)
-            else:  # a link out of the repository: named, never read
-                document = TomlDocument(display, "training")
-            result = FileResult(display, text=document.text)
-            result.suppressions = supp.parse(document.text or "", resolve=rule_code)  # rules by code or name, as in plans
-            span = document.positions.values.get(("experiment",)) or START
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-            message = (f"no plan names this training config: a run nobody reviewed. Name it from its plan "
-                       f"(run: {{platform: osmosis, training_config: {rel}}}), or delete it")
-            if not supp.is_suppressed(result.suppressions, "PL904", span.line):
-                result.findings.append(make_finding("PL904", display, span, message, ("experiment",) if span != START else (), config))
-            found.append(result)
+    for problem in RULES["PL904"].check(ctx):
+        document = problem.document
+        result = FileResult(document.path, text=document.text)
+        result.suppressions = supp.parse(document.text or "", resolve=rule_code)  # rules by code or name, as in plans
+        span = place(problem, document.positions)
+        if not supp.is_suppressed(result.suppressions, "PL904", span.line):
+            result.findings.append(make_finding("PL904", result.path, span, problem.message, problem.route, config))
+        found.append(result)
     return found
 
 
@@ -256,18 +238,14 @@ def finish(
     """
     config = resolved(config)
     report = report or Report()
-    _committed_over_limit(results, config, report, other_commitments or [])
+    ctx = _repo_context(results, config, other_names, other_commitments, run_configs="PL904" in config.rules)
+    if "PL507" in config.rules:
+        _repo_findings("PL507", ctx, results, report)
     if "PL005" in config.rules:
-        by_path = {result.path: result for result in results}
-        ctx = RepoContext([NamedPlan(r.path, r.plan_name) for r in results], dict(other_names or {}), config)
-        for problem in RULES["PL005"].check(ctx):
-            result = by_path[problem.path]
-            span = result.name_span or Span(1, 1, 1, 1)  # positions are gone by now; the name's span was kept
-            if not supp.is_suppressed(result.suppressions, "PL005", span.line):
-                result.findings.append(make_finding("PL005", result.path, span, problem.message, problem.route, config))
+        _repo_findings("PL005", ctx, results, report)
     plans = len(results)
     if "PL904" in config.rules:
-        results = results + _unplanned_runs(results, config)
+        results = results + _unplanned_runs(ctx, config)
     skipped = [r.path for r in results if r.data_skipped]
     if skipped:
         shown = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
@@ -311,51 +289,42 @@ def prefetch_paths(publications: Publications, paths: Iterable[str], config: Con
     prefetch(publications, plans)
 
 
-def _committed_over_limit(results: list[FileResult], config: Config, report: Report, others: list[tuple[str, float]]) -> None:
-    """PL507: at the plan whose cap takes a currency's committed spend over budget.committed_limit.
+def _repo_context(
+    results: list[FileResult], config: Config, other_names: dict[str, str] | None, other_commitments: list[tuple[str, float]] | None,
+    *, run_configs: bool,
+) -> RepoContext:
+    """What the repo-level rules (PL005, PL507, PL904) see of the run: each plan's path,
+    name, commitment and (`run_configs`: only for PL904) named training configs, and what
+    counts without being linted."""
+    plans = []
+    for r in results:
+        configs = tuple(r.run_configs) + tuple(os.path.realpath(other.path) for other in r.attached) if run_configs else ()
+        committed = (r.committed_currency, r.committed_amount) if r.committed_currency is not None and r.committed_amount is not None else None
+        plans.append(NamedPlan(r.path, r.plan_name, committed, r.repo_root, configs))
+    linted = None
 
-    Plans count in order: `others` (not linted) first, then `results` by path.
-    When `others` alone are over, the first linted plan that commits money in
-    that currency gets the finding; when there is none, a note says so.
-    """
-    limits = config.committed_limit
-    if not limits or "PL507" not in config.rules:
-        return
-    ordered = sorted((r for r in results if r.committed_currency in limits), key=lambda r: r.path)
-    before: dict[str, float] = {}
-    for currency, amount in others:
-        before[currency] = before.get(currency, 0.0) + amount
-    total = dict(before)
-    for result in ordered:
-        total[result.committed_currency] = total.get(result.committed_currency, 0.0) + result.committed_amount
-    for currency, limit in limits.items():
-        if total.get(currency, 0.0) <= limit:
+    def named_elsewhere(root: str, candidates: list[Path]) -> set[str]:
+        nonlocal linted
+        if linted is None:
+            linted = {os.path.realpath(r.path) for r in results}
+        return _named_by_other_plans(root, config, linted, candidates)
+
+    return RepoContext(plans, dict(other_names or {}), config, list(other_commitments or []), named_elsewhere)
+
+
+# Where a repo-level problem goes: the plan's data and positions are gone by
+# now, so lint_file kept the spans these routes point at.
+_KEPT_SPANS = {("metadata", "name"): "name_span", ("budget", "max_spend"): "spend_span"}
+
+
+def _repo_findings(code: str, ctx: RepoContext, results: list[FileResult], report: Report) -> None:
+    """Run the repo-level rule `code` and file its problems (at the plan each names) and notes."""
+    by_path = {result.path: result for result in results}
+    for problem in RULES[code].check(ctx):
+        if isinstance(problem, Note):
+            report.notes.append(problem.text)
             continue
-        running = before.get(currency, 0.0)
-        culprit = None
-        for result in ordered:
-            if result.committed_currency != currency:
-                continue
-            running += result.committed_amount
-            if running > limit or before.get(currency, 0.0) > limit:
-                culprit = result
-                break
-        what = (
-            f"committed spend (max_spend of approved and running plans) in {currency} is {money(total[currency])} {currency}, "
-            f"over budget.committed_limit of {money(limit)} {currency}"
-        )
-        if culprit is None:
-            report.notes.append(f"{what}; no plan checked in this run commits {currency}, so PL507 has no plan to report it at")
-            continue
-        if before.get(currency, 0.0) > limit:
-            why = f"without this plan it is already {money(before[currency])} {currency}"
-        else:
-            why = f"this plan's cap of {money(culprit.committed_amount)} {currency} takes it over (to {money(running)} {currency} counting plans in path order)"
-        span = culprit.spend_span or START
-        if supp.is_suppressed(culprit.suppressions, "PL507", span.line):
-            continue
-        culprit.findings.append(make_finding(
-            "PL507", culprit.path, span,
-            f"{what}: {why}; lower a cap, finish or abandon a plan, or raise the limit in the config with review",
-            ("budget", "max_spend"), config,
-        ))
+        result = by_path[problem.path]
+        span = getattr(result, _KEPT_SPANS[problem.route]) or START
+        if not supp.is_suppressed(result.suppressions, code, span.line):
+            result.findings.append(make_finding(code, result.path, span, problem.message, problem.route, ctx.config))

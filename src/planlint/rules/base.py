@@ -199,10 +199,14 @@ class PlanContext:
 
 @dataclass(frozen=True)
 class NamedPlan:
-    """A linted plan as repo-level rules see it: its file and its metadata.name."""
+    """A linted plan as repo-level rules see it: its file, its metadata.name, and what
+    the engine kept of it for them (the plan's data is gone by then)."""
 
     path: str
     name: str | None
+    committed: tuple[str, float] | None = None  # (currency, max_spend) when approved or running with a valid cap (PL507)
+    repo_root: str | None = None  # the plan's repository (PL904)
+    run_configs: tuple[str, ...] = ()  # the training configs it names or reports in, as written and real (PL904)
 
 
 @dataclass
@@ -212,11 +216,18 @@ class RepoContext:
     `others`: plans that are not linted in this run but still count
     (metadata.name -> path: diff mode's unchanged plans, or the repository's
     other plans when files are named).
+    `other_commitments`: (currency, max_spend) of approved and running plans
+    that are not linted but count for the committed spend (PL507), in order.
+    `named_elsewhere(root, candidates)`: the real and as-written paths of those
+    `candidates` (training configs) that the repository's plans not linted in
+    this run name (PL904); the engine reads those plans, as only it can find them.
     """
 
     plans: list[NamedPlan]
     others: dict[str, str] = field(default_factory=dict)
     config: Any = None
+    other_commitments: list[tuple[str, float]] = field(default_factory=list)
+    named_elsewhere: Callable[[str, list[Path]], set[str]] | None = None
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 from planlint.core.currencies import ISO_4217
 from planlint.core.messages import show
 from planlint.core.yaml_values import YamlFloat, YamlInt, parse_number
-from planlint.rules.base import ERROR, MISSING, Fix, Insert, PlanContext, Problem, Replace, no_check, rule
+from planlint.rules.base import ERROR, MISSING, Fix, Insert, Note, PlanContext, Problem, RepoContext, Replace, rule
 from planlint.rules.baseline import ACTIVE_STATUSES
 
 _AMOUNT = r"(?P<amount>(?:0|[1-9][0-9]*)(?:\.[0-9]+)?)"
@@ -267,8 +267,9 @@ def money(amount: float) -> str:
     return f"{amount:,.0f}" if float(amount).is_integer() else f"{amount:,.2f}"
 
 
-committed_spend_over_limit = rule("PL507", "committed-spend-over-limit", ERROR, scope="repo")(no_check)  # the engine adds the totals up
-committed_spend_over_limit.doc = """The plans' committed spend goes over the configured `budget.committed_limit`.
+@rule("PL507", "committed-spend-over-limit", ERROR, scope="repo")
+def committed_spend_over_limit(ctx: RepoContext) -> Iterator[Problem | Note]:
+    """The plans' committed spend goes over the configured `budget.committed_limit`.
 
     Committed spend is the sum of `max_spend` over the plans whose status is
     `approved` or `running`, per currency: money the team has agreed may be
@@ -296,6 +297,53 @@ committed_spend_over_limit.doc = """The plans' committed spend goes over the con
           max_spend: 250
           approved_by: "@ml-leads"
     """
+    # Plans count in order: ctx.other_commitments (not linted) first, then the
+    # linted ones by path. When the others alone are over, the first linted plan
+    # that commits money in that currency gets the finding; when there is none,
+    # a note says so (the engine puts it in the report).
+    limits = getattr(ctx.config, "committed_limit", None) or {}
+    if not limits:
+        return
+    # (path, currency, max_spend) of the linted plans that commit money in a limited currency, by path.
+    ordered = sorted(
+        ((plan.path, *plan.committed) for plan in ctx.plans if plan.committed is not None and plan.committed[0] in limits),
+        key=lambda entry: entry[0],
+    )
+    before: dict[str, float] = {}
+    for currency, amount in ctx.other_commitments:
+        before[currency] = before.get(currency, 0.0) + amount
+    total = dict(before)
+    for _path, currency, amount in ordered:
+        total[currency] = total.get(currency, 0.0) + amount
+    for currency, limit in limits.items():
+        if total.get(currency, 0.0) <= limit:
+            continue
+        running = before.get(currency, 0.0)
+        culprit = None
+        for entry in ordered:
+            if entry[1] != currency:
+                continue
+            running += entry[2]
+            if running > limit or before.get(currency, 0.0) > limit:
+                culprit = entry
+                break
+        what = (
+            f"committed spend (max_spend of approved and running plans) in {currency} is {money(total[currency])} {currency}, "
+            f"over budget.committed_limit of {money(limit)} {currency}"
+        )
+        if culprit is None:
+            yield Note(f"{what}; no plan checked in this run commits {currency}, so PL507 has no plan to report it at")
+            continue
+        path, _, amount = culprit
+        if before.get(currency, 0.0) > limit:
+            why = f"without this plan it is already {money(before[currency])} {currency}"
+        else:
+            why = f"this plan's cap of {money(amount)} {currency} takes it over (to {money(running)} {currency} counting plans in path order)"
+        yield Problem(
+            ("budget", "max_spend"),
+            f"{what}: {why}; lower a cap, finish or abandon a plan, or raise the limit in the config with review",
+            path=path,
+        )
 
 
 def _empty(value: Any) -> bool:

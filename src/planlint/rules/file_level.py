@@ -1,11 +1,13 @@
 """Rules about the file itself and about the run's plans together.
 
-PL001, PL002, PL003 and PL006 come from loading and validating the file (the
-loader and rules/schema.py find them; these entries document them). PL004,
-PL005, PL009 and PL010 are checks like any other, which the engine calls at
-the point of the run where they can be decided: PL004 on a file that is not a
-plan, PL005 once every plan is linted, PL009 and PL010 once every finding was
-matched against the suppression comments.
+PL001, PL002 and PL006 come from loading the file (the loader finds them
+while it streams; these entries document them, see docs/ARCHITECTURE.md for
+why). PL003, PL004, PL005, PL009 and PL010 are checks like any other, which
+the engine calls at the point of the run where they can be decided: PL003 on
+every plan before the plan rules (it validates against rules/schema.py),
+PL004 on a file that is not a plan, PL005 once every plan is linted (as PL507
+in rules/budget.py and PL904 in rules/run.py), PL009 and PL010 once every
+finding was matched against the suppression comments.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Iterator
 from planlint.core.messages import show
 from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, is_plan
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, RepoContext, SuppressionContext, no_check, rule
+from planlint.rules.schema import schema_problems
 
 yaml_syntax = rule("PL001", "yaml-syntax", ERROR, scope="file")(no_check)
 yaml_syntax.doc = """The file is not valid YAML, or uses YAML the plan format refuses.
@@ -56,8 +59,9 @@ duplicate_key.doc = """A mapping repeats a key.
           approved_by: "@ml-leads"
     """
 
-schema = rule("PL003", "schema", ERROR, scope="file")(no_check)
-schema.doc = """The plan breaks the JSON Schema of the plan format.
+@rule("PL003", "schema", ERROR, scope="file")
+def schema(ctx: PlanContext) -> Iterator[Problem]:
+    """The plan breaks the JSON Schema of the plan format.
 
     Unknown keys (typos must not pass silently), wrong types and missing
     required sections are reported at the offending key or value. Keys starting
@@ -77,6 +81,10 @@ schema.doc = """The plan breaks the JSON Schema of the plan format.
           format: task_metadata
           x-owner-note: imported from the ticket export
     """
+    # The engine calls this before the plan rules, outside their time-budget loop
+    # (the schema walk is linear in the capped node count).
+    yield from schema_problems(ctx.data)
+
 
 @rule("PL004", "not-a-plan", ERROR, scope="file")
 def not_a_plan(ctx: PlanContext) -> Iterator[Problem]:

@@ -25,12 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from planlint.core.loader import DEFAULT_MAX_FILE_SIZE
 from planlint.core.messages import show
 from planlint.core.paths import repository_root as _git_top_level
 from planlint.core.placeholders import placeholder
-from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, lookup, rule
+from planlint.core.positions import START
+from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, RepoContext, lookup, rule
 from planlint.services.run_config import (
     TRAINING,
+    TomlDocument,
     check_format,
     entrypoint_problem,
     parse,
@@ -401,7 +404,7 @@ def training_configs(root: str) -> list[Path]:
 
 
 @rule("PL904", "unplanned-run", WARNING, scope="repo")
-def unplanned_run(ctx: PlanContext) -> Iterator[Problem]:
+def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
     """A training config under `configs/training/` that no plan names.
 
     Every paid run should have a reviewed plan: its decision rule, baseline
@@ -442,7 +445,35 @@ def unplanned_run(ctx: PlanContext) -> Iterator[Problem]:
         commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
         --- rollouts/retail-refund/main.py
     """
-    return iter(())  # repo-level: the engine checks the repositories of the linted plans (engine.finish)
+    # The repositories of the linted plans; a config counts as planned when a plan
+    # names it by the path as written or by its real path. Each problem is in
+    # the config (`document`), at its [experiment] table (1:1 without one).
+    named = {path for plan in ctx.plans for path in plan.run_configs}
+    max_size = getattr(ctx.config, "max_file_size", DEFAULT_MAX_FILE_SIZE)
+
+    def planned(path: Path) -> bool:
+        return os.path.abspath(path) in named or os.path.realpath(path) in named
+
+    for root in sorted({plan.repo_root for plan in ctx.plans if plan.repo_root}):
+        candidates = [path for path in training_configs(root) if not planned(path)]
+        if candidates and ctx.named_elsewhere is not None:  # plans this run does not lint count too
+            named |= ctx.named_elsewhere(root, candidates)
+        for path in candidates:
+            if planned(path):
+                continue
+            display = display_path(path)
+            if inside(path, root) and path.is_file():
+                document = read_document(path, display, TRAINING, max_size)
+            else:  # a link out of the repository: named, never read
+                document = TomlDocument(display, TRAINING)
+            span = document.positions.values.get(("experiment",)) or START
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            yield Problem(
+                ("experiment",) if span != START else (),
+                f"no plan names this training config: a run nobody reviewed. Name it from its plan "
+                f"(run: {{platform: osmosis, training_config: {rel}}}), or delete it",
+                span=span, document=document,
+            )
 
 
 # --------------------------------------------------------------------------- diff mode
