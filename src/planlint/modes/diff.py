@@ -449,7 +449,12 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
     cards: list[dict] = []
     spend = CommittedSpend()
     read_base, read_head = _base_reader(base.tree, config), _head_reader(root, config)
-    approvals = _Approvals(pull_request, config, lambda: _base_approvers(base.tree, config, root, cwd))
+    if policy is not None:
+        # The run's config is the base revision's (base_policy), read and validated once:
+        # its approvers are the ones the pull request cannot change.
+        approvals = _Approvals(pull_request, config, lambda: (dict(config.approvers), []))
+    else:  # a caller that judges by the working tree's config: the team members still come from the base
+        approvals = _Approvals(pull_request, config, lambda: _base_approvers(base.tree, config, root, cwd))
     for change in sorted(changes, key=lambda c: c.head_rel or c.base_rel):
         head = scope.match(change.head_rel) if change.head_rel else None
         old = scope.match(change.base_rel) if change.base_rel else None
@@ -562,6 +567,10 @@ class _Approvals:
 
 def _base_approvers(base_tree, config: Config, root: str, cwd: str) -> tuple[dict[str, list[str]], list[str]]:
     """The `approvers` map of the configuration at the base revision, and notes on what went wrong.
+
+    Only for a diff run without a base policy (`lint_diff(policy=None)`, which
+    judges by the working tree's config); the CLI always has one, and then the
+    run's config is the base revision's and its `approvers` are used as they are.
 
     The pull request may edit its own `.planlint.yaml`, so the map is read
     from the base commit: the file at the path of the config in use, else the
