@@ -6,7 +6,6 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
