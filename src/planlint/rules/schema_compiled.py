@@ -31,7 +31,20 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 # Annotations: no effect on validation (no format checker is configured either way).
 _ANNOTATIONS = {"title", "description", "examples", "default", "$comment", "deprecated", "readOnly", "writeOnly"}
 
-Check = Callable[[Any, tuple, list], None]
+# Where a check is, as (parent link, key or index) pairs from the root's None: a
+# check passes one pair down per child, and only an error spells out the route.
+Link = Any
+Check = Callable[[Any, Link, list], None]
+
+
+def _path(link: Link) -> tuple:
+    """The route (keys and indexes from the root) of a link."""
+    parts = []
+    while link is not None:
+        link, step = link
+        parts.append(step)
+    parts.reverse()
+    return tuple(parts)
 
 
 class Unsupported(Exception):
@@ -43,8 +56,8 @@ class SchemaError:
 
     __slots__ = ("absolute_path", "validator", "validator_value", "schema", "instance")
 
-    def __init__(self, path: tuple, validator: str, validator_value: Any, schema: dict, instance: Any) -> None:
-        self.absolute_path = path
+    def __init__(self, path: Link, validator: str, validator_value: Any, schema: dict, instance: Any) -> None:
+        self.absolute_path = _path(path)
         self.validator = validator
         self.validator_value = validator_value
         self.schema = schema
@@ -101,6 +114,9 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "null": lambda v: v is None,
 }
 
+# The types whose test is one isinstance() (bool is an int, so "integer" and "number" are not).
+_CLASSES: dict[str, type | tuple[type, ...]] = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
 _TRUE, _FALSE = object(), object()
 
 
@@ -127,6 +143,8 @@ def equal(one: Any, two: Any) -> bool:
 
 def unique(items: list) -> bool:
     """jsonschema's uniq(): sort and compare neighbours, or compare all pairs when unsortable."""
+    if all(item.__class__ is str for item in items):  # the usual list (ids, tags): equality is ==
+        return len(set(items)) == len(items)
     try:
         ordered = sorted(_unbool(i) for i in items)
         for i, j in zip(ordered, itertools.islice(ordered, 1, None)):
@@ -173,6 +191,23 @@ class _Compiler:
             return None
         if len(checks) == 1:
             return checks[0]
+        if len(checks) == 2:
+            first, second = checks
+
+            def all_of_2(instance, route, out):
+                first(instance, route, out)
+                second(instance, route, out)
+
+            return all_of_2
+        if len(checks) == 3:
+            first, second, third = checks
+
+            def all_of_3(instance, route, out):
+                first(instance, route, out)
+                second(instance, route, out)
+                third(instance, route, out)
+
+            return all_of_3
         checks_t = tuple(checks)
 
         def all_of(instance, route, out):
@@ -188,6 +223,14 @@ class _Compiler:
         if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
             raise Unsupported(f"type {value!r}")
         tests = tuple(_TYPES[n] for n in names)
+        if len(names) == 1 and names[0] in _CLASSES:
+            kind = _CLASSES[names[0]]  # the test is isinstance(instance, kind): inlined
+
+            def type_class(instance, route, out):
+                if not isinstance(instance, kind):
+                    out.append(SchemaError(route, "type", value, schema, instance))
+
+            return type_class
         if len(tests) == 1:
             test = tests[0]
 
@@ -197,8 +240,13 @@ class _Compiler:
 
             return type_one
 
+        classes = tuple(_CLASSES[n] for n in names if n in _CLASSES)
+        others = tuple(_TYPES[n] for n in names if n not in _CLASSES)
+
         def type_any(instance, route, out):
-            for test in tests:
+            if isinstance(instance, classes):
+                return
+            for test in others:
                 if test(instance):
                     return
             out.append(SchemaError(route, "type", value, schema, instance))
@@ -214,7 +262,7 @@ class _Compiler:
             if isinstance(instance, dict):
                 for name, check in children:
                     if name in instance:
-                        check(instance[name], route + (name,), out)
+                        check(instance[name], (route, name), out)
 
         return properties
 
@@ -228,7 +276,7 @@ class _Compiler:
                 for search, check in children:
                     for key, item in instance.items():
                         if search(key):
-                            check(item, route + (key,), out)
+                            check(item, (route, key), out)
 
         return pattern_properties
 
@@ -260,7 +308,7 @@ class _Compiler:
             if isinstance(instance, dict):
                 for key, item in instance.items():
                     if extra(key):
-                        check(item, route + (key,), out)
+                        check(item, (route, key), out)
 
         return additional
 
@@ -313,7 +361,7 @@ class _Compiler:
                 raise Unsupported(f"{keyword} {value!r}")
 
             def bound(instance, route, out):
-                if _is_number(instance) and fails(instance, value):
+                if isinstance(instance, (int, float)) and not isinstance(instance, bool) and fails(instance, value):  # _is_number, inlined
                     out.append(SchemaError(route, keyword, value, schema, instance))
 
             return bound
@@ -374,7 +422,7 @@ class _Compiler:
         def items(instance, route, out):
             if isinstance(instance, list):
                 for index, item in enumerate(instance):
-                    check(item, route + (index,), out)
+                    check(item, (route, index), out)
 
         return items
 
@@ -387,9 +435,13 @@ class _Compiler:
             raise Unsupported(f"$ref {value!r}: no such definition")
         cell = self.refs.get(value)
         if cell is None:
-            cell = self.refs[value] = [None]
+            cell = self.refs[value] = [None, False]
             cell[0] = self.node(defs[name])
+            cell[1] = True
+        if cell[1]:  # compiled: use its check itself
+            return cell[0]
 
+        # A recursive reference, met while its definition is being compiled: look it up when called.
         def ref(instance, route, out):
             check = cell[0]
             if check is not None:
@@ -433,7 +485,7 @@ def compile_schema(schema: dict) -> Callable[[Any], list[SchemaError]]:
     def errors(instance: Any) -> list[SchemaError]:
         out: list[SchemaError] = []
         if check is not None:
-            check(instance, (), out)
+            check(instance, None, out)
         return out
 
     return errors
