@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from planlint.core.messages import show
-from planlint.core.placeholders import placeholder
-from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, rule
+from planlint.core.placeholders import PLACEHOLDER_WORDS, placeholder
+from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, plan_strings, rule
 from planlint.rules.run import placeholder_problems
+
+# What every placeholder holds (a word, `...`, or `<` for one in angle brackets):
+# a plan without any of these anywhere has none, and is not walked value by value.
+_MAYBE = re.compile("|".join(map(re.escape, (*PLACEHOLDER_WORDS, "...", "<"))))
 
 
 def _strings(node: Any) -> Iterator[tuple[tuple, str]]:
@@ -61,6 +66,8 @@ def placeholder_value(ctx: PlanContext) -> Iterator[Problem]:
           revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345
     """
     yield from placeholder_problems(ctx)  # the run configs the plan names
+    if not _MAYBE.search(plan_strings(ctx)):
+        return
     draft = ctx.get("metadata", "status") == "draft"
     for route, text in _strings(ctx.data):
         why = placeholder(text)

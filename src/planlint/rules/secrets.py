@@ -8,7 +8,7 @@ from typing import Any, Iterator
 from planlint.core.positions import split_lines
 from planlint.core.suppressions import _Scalars, comment_start
 from planlint.core.urls import mask_uris
-from planlint.rules.base import ERROR, PlanContext, Problem, rule
+from planlint.rules.base import ERROR, PlanContext, Problem, plan_strings, rule
 from planlint.rules.run import string_values
 
 # (kind, pattern). Anchored on the well-known prefixes so prose does not match.
@@ -162,7 +162,8 @@ def secret_in_plan(ctx: PlanContext) -> Iterator[Problem]:
             calibration: {labels: 200, agreement: 0.87}
             x-api-key-env: OPENAI_API_KEY
     """
-    for route, text, is_key in _walk(ctx.data, ()):
+    # credential_kind() needs _ANY to match: a plan where no string holds it is not walked string by string.
+    for route, text, is_key in _walk(ctx.data, ()) if _ANY.search(plan_strings(ctx)) else ():
         kind = credential_kind(text)
         if kind:
             where = "a key" if is_key else "this value"
