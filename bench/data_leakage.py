@@ -302,8 +302,17 @@ class _S3Server:
 
 
 def _split_arg(path: str):
-    """A split path as a plan would give it: URIs and globs as text, files as paths."""
-    return path if "://" in path or any(char in path for char in "*?[") else Path(path)
+    """A split path as the data rule hands it over: a URI as text, a local glob
+    as its matches (the rule resolves it under the checkout), a file as a Path."""
+    if "://" in path:
+        return path
+    if not any(char in path for char in "*?["):
+        return Path(path)
+    from planlint.services.split_data import GlobMatches
+    from planlint.services.split_data._sources import local_glob
+
+    pattern = Path(path)
+    return GlobMatches(pattern.name, local_glob(pattern.parent, pattern.name))
 
 
 def _global_row(expected: dict, shard: str | None, row: int) -> int:
@@ -345,9 +354,8 @@ def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
             result["leaked_values"] = sorted(re.findall(r"'(cust-\d+)'", issue.message))
         elif issue.code == "PL208" and issue.split == "train":
             result["time_leaks_train"] = count
-            # "row N" of the file, or of the shard named last before it
-            result["time_leak_rows"] = [[shard or None, int(row)] for shard, row in
-                                        re.findall(r"(?:(train-\d+-of-\d+\.[\w.]+)\b[^']*?)?\brow (\d+) '", issue.message)]
+            # "row N" of the file, or "row N of SHARD"
+            result["time_leak_rows"] = [[shard or None, int(row)] for row, shard in re.findall(r"\brow (\d+)(?: of ([^\s']+))? '", issue.message)]
         elif issue.code == "PL208":
             result["time_leaks_eval"] = count
         elif issue.code == "PL209":
