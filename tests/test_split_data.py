@@ -640,6 +640,7 @@ def tiny_pieces(monkeypatch):
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
     monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
+    monkeypatch.setattr(_scan, "SMALL_UNIT_MIN_BYTES", 200)
     monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
 
 
@@ -668,12 +669,14 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
     monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
+    monkeypatch.setattr(_scan, "SMALL_UNIT_MIN_BYTES", 200)
     monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
     if not _scan._can_fork():
         pytest.skip("worker processes need fork (Linux)")
     assert check(train, eval_) == expected
     assert _scan.last_stats["mode"] == "parallel", _scan.last_stats
     assert len(_scan.last_stats["worker_peak_kb"]) == 3
+    assert _scan.last_stats["small_mode"] == "parallel", _scan.last_stats  # the smaller split too, in several pieces
     monkeypatch.setattr(_scan, "TABLE_FROM_ROWS", 0)  # the smaller split's inputs in an InputTable
     assert check(train, eval_) == expected
 
@@ -785,3 +788,12 @@ def test_batch_fast_paths_match_the_row_loops(tmp_path, monkeypatch, suffix):
             codes = {issue.code for issue in fast[0]}
             assert {"PL207", "PL208", "PL209"} <= codes
             assert ("PL210" in codes and "PL211" in codes) is not pure
+
+
+def test_ascii_inputs_normalized_as_normalize_text():
+    """The batch path for ASCII inputs collapses whitespace exactly as normalize_text()."""
+    from planlint.services.split_data._values import normalize_text
+
+    values = ["", " ", "a", "A b", "a  b", " a", "a ", "a\tb", "a\nb", "a\x0bb", "a\x0cb", "a\rb", "a\x1cb", "a\x1fb",
+              "a\x00b", "a\x7fb", "\ta", "MiXeD Case", "x" * 50 + "  " + "y", "  lead and trail  ", "a \t b"]
+    assert _scan._input_texts(values, None) == [normalize_text(value) for value in values]

@@ -24,7 +24,8 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from itertools import compress, repeat
-from operator import and_, ge as _at_or_after, not_, rshift
+from functools import partial
+from operator import add, and_, ge as _at_or_after, not_, rshift
 from pathlib import Path
 from typing import Any, Callable
 
@@ -45,6 +46,9 @@ PARALLEL_MIN_BYTES = 32 << 20
 #: Size of one piece handed to a worker (plain files; gzip pieces follow
 #: the reader's chunks).
 UNIT_BYTES = 16 << 20
+#: Smallest piece of the smaller split handed to a worker (it is cut in about
+#: four pieces per worker, for an even share).
+SMALL_UNIT_MIN_BYTES = 1 << 20
 #: Upper bound on worker processes.
 MAX_WORKERS = 4
 
@@ -327,7 +331,14 @@ def _input_texts(values, inputs: tuple[str, ...] | None) -> list[str]:
     """The text PL209 compares for each value ('' when there is none)."""
     try:
         if all(map(str.isascii, values)):  # TypeError: a value that is not a string
-            return [" ".join(value.lower().split()) for value in values]  # normalize_text() of ASCII
+            # normalize_text() of ASCII: lower case, whitespace collapsed; a
+            # printable text (no whitespace but spaces) without two spaces in a
+            # row or one at either end is already collapsed
+            return [
+                text if "  " not in (text := value.lower()) and text.isprintable() and text[:1] != " " and text[-1:] != " "
+                else " ".join(text.split())
+                for value in values
+            ]
     except TypeError:
         pass
     return [_input_text(value, inputs) for value in values]
@@ -341,17 +352,30 @@ def _note_empty(sample, rows, values) -> None:
                 sample.add(row)
 
 
-def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
-    index, report = SmallIndex(), FileReport()
-    groups = index.packed_groups
-    codes, code_rows = array("q"), array("q")  # every input digest and its row, for the index
-    unit = ROWS_UNIT
+class SmallPart:
+    """What one unit of the smaller split adds to its index (rows local to the unit)."""
+
+    def __init__(self) -> None:
+        self.report = FileReport()
+        self.groups: dict[str, int] = {}  # group text -> first row + rows * ROWS_UNIT
+        self.codes = array("q")  # every input digest, in row order
+        self.rows = array("q")  # and its row
+
+
+def index_unit(spec: SideSpec, unit: tuple = FILE) -> SmallPart:
+    """Read one unit of the smaller split for its index."""
+    part = SmallPart()
+    report, groups, codes, code_rows = part.report, part.groups, part.codes, part.rows
+    unit_rows = ROWS_UNIT
     no_group, no_input = report.no_group, report.no_input
     fields = spec.fields
     inputs = fields.inputs
     at_or_after = make_time_test(spec.cut) if spec.cut is not None else None
     digest_ = digest
-    for rows, group_values, times, input_values in iter_batches(spec.path, spec.fmt, spec.gz, fields, report):
+    if spec.layout is not None:
+        report.absent_columns = list(spec.layout.absent)
+        report.input_field = spec.layout.input_field
+    for rows, group_values, times, input_values in iter_batches(spec.path, spec.fmt, spec.gz, fields, report, unit, spec.layout):
         if fields.group_key is not None:
             for row, value in zip(rows, group_values):
                 if value is None or value == "":
@@ -359,7 +383,7 @@ def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
                     continue
                 key = value if type(value) is str else group_text(value)
                 entry = groups.get(key)
-                groups[key] = row + unit if entry is None else entry + unit
+                groups[key] = row + unit_rows if entry is None else entry + unit_rows
         if at_or_after is not None:
             _time_loop(spec, report, rows, times, at_or_after)
         texts = _input_texts(input_values, inputs)
@@ -369,8 +393,50 @@ def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
             texts = [text for text in texts if text]
         codes.extend(map(digest_, texts))
         code_rows.extend(rows)
-    index.set_inputs(codes, code_rows)
-    return index, report
+    return part
+
+
+class _SmallParts:
+    """The smaller split's index, put together from its units in file order."""
+
+    def __init__(self) -> None:
+        self.index = SmallIndex()
+        self.report = FileReport()
+        self.codes, self.rows = array("q"), array("q")
+
+    def merge(self, part: SmallPart, offset: int) -> None:
+        self.report.merge(part.report, offset)
+        groups = self.index.packed_groups
+        for key, value in part.groups.items():
+            entry = groups.get(key)
+            groups[key] = value + offset if entry is None else entry + (value - (value & FIRST_MASK))
+        self.codes.extend(part.codes)
+        self.rows.extend(map(add, part.rows, repeat(offset, len(part.rows))) if offset else part.rows)
+
+    def finish(self) -> tuple[SmallIndex, FileReport]:
+        self.index.set_inputs(self.codes, self.rows)
+        return self.index, self.report
+
+
+def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
+    """Read the smaller split into its index: by worker processes when it is
+    large enough (in units, like the larger split), else in this process."""
+    last_stats.clear()
+    last_stats.update(small_mode="sequential")
+    if _use_workers(spec, PARALLEL_MIN_BYTES // 4):
+        parts = _SmallParts()
+        try:
+            _read_parallel(spec, partial(index_unit, spec), parts, worker_count(), max(SMALL_UNIT_MIN_BYTES, _size(spec) // (4 * worker_count())))
+            last_stats.update(small_mode="parallel")
+            return parts.finish()
+        except (Unsplittable, _WorkersFailed) as reason:
+            last_stats.update(small_fallback=str(reason))
+    spec.layout = None
+    part = index_unit(spec, FILE)
+    index = SmallIndex()
+    index.packed_groups.update(part.groups)
+    index.set_inputs(part.codes, part.rows)
+    return index, part.report
 
 
 def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResult:
@@ -463,23 +529,29 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def _size(spec: SideSpec) -> int:
+    try:
+        return spec.path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _use_workers(spec: SideSpec, min_bytes: int) -> bool:
+    if spec.fmt not in ("jsonl", "csv") or not isinstance(spec.path, Path) or worker_count() < 2:
+        return False
+    return _size(spec) >= (min_bytes // 4 if spec.gz else min_bytes) and _can_fork()
+
+
 def read_big(spec: SideSpec, index: SmallIndex) -> BigResult:
     workers = worker_count()
-    last_stats.clear()
     last_stats.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=None)
-    if not isinstance(spec.path, Path):  # remote objects and globs' matches: read in this process, one after another
-        spec.layout = None
-        return scan_unit(spec, index, FILE)
-    try:
-        size = spec.path.stat().st_size
-    except OSError:
-        size = 0
-    big_enough = size >= (PARALLEL_MIN_BYTES // 4 if spec.gz else PARALLEL_MIN_BYTES)
-    if workers > 1 and spec.fmt in ("jsonl", "csv") and big_enough and _can_fork():
+    if _use_workers(spec, PARALLEL_MIN_BYTES):
+        total = BigResult()
         try:
-            return _read_big_parallel(spec, index, workers)
+            _read_parallel(spec, partial(scan_unit, spec, index), total, workers, UNIT_BYTES)
+            return total
         except (Unsplittable, _WorkersFailed) as reason:
-            last_stats.update(mode="sequential", workers=1, fallback=str(reason))
+            last_stats.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=str(reason))
     spec.layout = None
     return scan_unit(spec, index, FILE)
 
@@ -499,7 +571,7 @@ def _own_peak_kb() -> int | None:
     return None
 
 
-def _worker(conn, spec: SideSpec, index: SmallIndex) -> None:  # runs in a forked child
+def _worker(conn, task: Callable[[tuple], Any]) -> None:  # runs in a forked child
     try:
         while True:
             message = conn.recv()
@@ -507,7 +579,7 @@ def _worker(conn, spec: SideSpec, index: SmallIndex) -> None:  # runs in a forke
                 break
             number, unit = message
             try:
-                part = scan_unit(spec, index, unit)
+                part = task(unit)
             except BaseException as error:  # reported to the parent, which reads the file itself
                 conn.send(("error", number, f"{type(error).__name__}: {error}"[:300], None))
                 break
@@ -518,23 +590,24 @@ def _worker(conn, spec: SideSpec, index: SmallIndex) -> None:  # runs in a forke
         conn.close()
 
 
-def _read_big_parallel(spec: SideSpec, index: SmallIndex, workers: int) -> BigResult:
+def _read_parallel(spec: SideSpec, task: Callable[[tuple], Any], total: Any, workers: int, unit_bytes: int) -> None:
+    """Cut the file into units, have `workers` forked processes run `task` on
+    them, and `total.merge` the parts in file order (row numbers shifted)."""
     import multiprocessing
     from multiprocessing.connection import wait
 
-    layout, units = plan_units(spec.path, spec.fmt, spec.gz, spec.fields, UNIT_BYTES)
+    layout, units = plan_units(spec.path, spec.fmt, spec.gz, spec.fields, unit_bytes)
     spec.layout = layout
     context = multiprocessing.get_context("fork")
     processes, connections = [], []
     peaks: dict[int, int] = {}
-    total = BigResult()
     if layout is not None:
         total.report.absent_columns = list(layout.absent)
         total.report.input_field = layout.input_field
     try:
         for _ in range(workers):
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=_worker, args=(child_end, spec, index), daemon=True)
+            process = context.Process(target=_worker, args=(child_end, task), daemon=True)
             process.start()
             child_end.close()
             processes.append(process)
@@ -583,8 +656,10 @@ def _read_big_parallel(spec: SideSpec, index: SmallIndex, workers: int) -> BigRe
                     offset += piece.report.lines
                     merged += 1
                 feed(conn)
-        last_stats.update(mode="parallel", workers=workers, worker_peak_kb=sorted(peaks.values()))
-        return total
+        if isinstance(total, BigResult):
+            last_stats.update(mode="parallel", workers=workers, worker_peak_kb=sorted(peaks.values()))
+        else:
+            last_stats.update(small_worker_peak_kb=sorted(peaks.values()))
     finally:
         close = getattr(units, "close", None)
         if close is not None:
