@@ -213,3 +213,44 @@ def test_without_a_usable_key_nothing_is_cached_and_findings_are_the_same(tmp_pa
         result = run_process("--format", "json", "plans/", cwd=repo, env=env)
         assert result.status == 1 and "PL102" in _codes(result), result
     assert not list(repo.rglob("*.json"))  # no segment was written: none could be trusted
+
+
+# --------------------------------------------------------------------------- facts of other plans
+
+
+@pytest.mark.parametrize("forgery", ["resealed with the attacker's key", "unsealed"])
+def test_committed_plan_facts_do_not_hide_pl005_or_pl507_from_the_hook(tmp_path, monkeypatch, forgery):
+    """The hook names the new plan; the facts of the repository's other plans (engine.cache.PlanFacts)
+    are read from .planlint_cache/plan-facts/. A committed facts file saying the existing plan has
+    another name and commits nothing must not hide PL005 or PL507."""
+    from planlint.core.cache_seal import seal_bytes
+    from planlint.core.config import load_config
+    from planlint.engine.cache import ResultCache, file_state
+    from planlint.rules import RULES, rule_names
+
+    attacker_env, ci_env = _keys(tmp_path)
+    repo = tmp_path / "repo"
+    write(repo / ".planlint.yaml", "budget: {committed_limit: {USD: 400}}\n")
+    write(repo / "plans" / "existing.yaml", REF)  # approved, 250 USD
+    write(repo / "plans" / "new.yaml", REF)  # the same name, another 250 USD: PL005 and PL507
+    _git(repo, "init", "-q", "-b", "main")
+    honest = run_process("--format", "json", "--no-cache", "plans/new.yaml", cwd=repo, env=ci_env)
+    assert sorted(_codes(honest)) == ["PL005", "PL507"], honest
+
+    # The attacker knows the run key (same planlint, same path, same config) and, at best, the files' states.
+    monkeypatch.chdir(repo)
+    config = load_config(None, codes=RULES, names=rule_names())
+    identity = ResultCache(repo / ".planlint_cache", config).key
+    facts = {path: {"s": file_state(path), "name": f"another-{index}", "commit": None} for index, path in enumerate(["plans/existing.yaml", "plans/new.yaml"])}
+    facts.update({str(repo / path): entry for path, entry in facts.items()})  # PL507 walks the absolute path
+    body = json.dumps({"format": 1, "files": facts}).encode()
+    forged = repo / ".planlint_cache" / "plan-facts" / f"{identity[:24]}.json"
+    forged.parent.mkdir(parents=True)
+    forged.write_bytes(seal_bytes(ATTACKER_KEY, "plan-facts", identity, body))
+    # Under the attacker's key the forged facts are served: the forgery is a good one.
+    assert _codes(run_process("--format", "json", "plans/new.yaml", cwd=repo, env=attacker_env)) == []
+    if forgery == "unsealed":
+        forged.write_bytes(body)
+    result = run_process("--format", "json", "plans/new.yaml", cwd=repo, env=ci_env)
+    assert result.status == 1 and sorted(_codes(result)) == ["PL005", "PL507"], result
+    assert result.out == honest.out

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Iterator
 
 from planlint.core.config import Config
-from planlint.core.loader import load_file, read_text
+from planlint.core.loader import bom_encoding, load_file, read_text
 from planlint.core.model import PLAN_API_VERSION, PLAN_KIND, is_plan
 from planlint.engine.discovery import walk_yaml
+from planlint.rules.budget import committed
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 
@@ -38,7 +39,9 @@ def plan_files(directory: str, config: Config) -> Iterator[tuple[str, str]]:
 
 def mentions(path: str, needles: list[bytes] | None, max_size: int) -> bool:
     """Might the file hold one of the names `needles`? True when its bytes contain one, or a backslash
-    (an escape could spell it); `read_name` then settles it. None: every file might. Unreadable: no."""
+    (an escape could spell it), or it starts with a UTF-16/32 byte order mark (the loader reads such a
+    file, whose bytes spell nothing in UTF-8); `read_name` then settles it. None: every file might.
+    Unreadable: no."""
     if needles is None:
         return True
     try:
@@ -56,7 +59,7 @@ def mentions(path: str, needles: list[bytes] | None, max_size: int) -> bool:
         return False
     finally:
         os.close(fd)
-    return any(needle in raw for needle in needles) or b"\\" in raw
+    return any(needle in raw for needle in needles) or b"\\" in raw or bom_encoding(raw) is not None
 
 # A plain scalar YAML's core schema reads as a string, with no character that
 # starts or ends anything special; anything else goes to the full parse.
@@ -139,6 +142,19 @@ def _scan(text: str) -> tuple[bool, str | None] | None:
         return None  # the value continues on the next line
     name = _plain_value(raw) if raw.strip() else None
     return None if name is None else (True, name)
+
+
+COMMITTED_WORDS = [b"approved", b"running"]
+
+
+def commitment(path: str, config: Config) -> tuple[str, float] | None:
+    """(currency, max_spend) the plan at `path` commits (PL507), or None: not approved or running,
+    no countable cap, not a plan, unreadable. A file whose bytes say neither `approved` nor
+    `running` (`mentions`) is not parsed."""
+    if not mentions(path, COMMITTED_WORDS, config.max_file_size):
+        return None
+    loaded = load_file(Path(path), config.parser_limits())
+    return committed(loaded.data) if not loaded.fatal and is_plan(loaded.data) else None
 
 
 def read_name(path: Path, config: Config) -> str | None:

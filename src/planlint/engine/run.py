@@ -25,10 +25,9 @@ from planlint.core.positions import START
 from planlint.engine.discovery import discover
 from planlint.engine.lint import make_finding, place
 from planlint.engine.parallel import lint_targets
-from planlint.engine.plan_names import mentions, plan_files, read_name
+from planlint.engine.plan_names import commitment, mentions, plan_files, read_name
 from planlint.rules import RULES, resolved, rule_code
 from planlint.rules.base import NamedPlan, Note, RepoContext, Services, SuppressionContext
-from planlint.rules.budget import committed
 from planlint.rules.run import named_training_configs
 from planlint.services.publications import Publications, prefetch
 
@@ -50,24 +49,27 @@ def lint_paths(
     targets = [(display, path, explicit and not named_as_discovered) for display, path, explicit in discovered]
     results = lint_targets(targets, config, services=services, jobs=jobs, cache=cache)
     results = [r for r in results if r is not None]
+    facts = cache.plan_facts() if cache is not None else None  # the other plans' names and caps, kept per file version
     other_names = None
     if "PL005" in config.rules and any(explicit for _, _, explicit in discovered):
         wanted = {r.plan_name for r in results if r.plan_name is not None}
         first_named = next(path for _, path, explicit in discovered if explicit)
         other_names = repository_plan_names(  # the named file's repository, wherever the run starts
-            [path for _, path, _ in discovered], wanted, config, start=os.path.dirname(os.path.abspath(first_named))
+            [path for _, path, _ in discovered], wanted, config, start=os.path.dirname(os.path.abspath(first_named)), facts=facts
         )
     other_commitments = None
     if config.committed_limit and "PL507" in config.rules and any(explicit for _, _, explicit in discovered):
         first_named = next(path for _, path, explicit in discovered if explicit)
         other_commitments = repository_commitments(  # the named file's repository, as for PL005
-            [path for _, path, _ in discovered], config, start=os.path.dirname(os.path.abspath(first_named))
+            [path for _, path, _ in discovered], config, start=os.path.dirname(os.path.abspath(first_named)), facts=facts
         )
+    if facts is not None:
+        facts.save()
     report.notes.extend(empty_directory_notes(paths, targets, results))
     return finish(results, config, report, other_names=other_names, other_commitments=other_commitments)
 
 
-def repository_commitments(linted: list[Path], config: Config, *, start: str | None = None) -> list[tuple[str, float]]:
+def repository_commitments(linted: list[Path], config: Config, *, start: str | None = None, facts=None) -> list[tuple[str, float]]:
     """(currency, max_spend) of the repository's other approved and running plans (PL507 on named files).
 
     As for PL005: the pre-commit hook names only the staged plans, but the
@@ -76,7 +78,8 @@ def repository_commitments(linted: list[Path], config: Config, *, start: str | N
     unchanged plans do). Read only when `budget.committed_limit` is set; a
     file whose bytes say neither `approved` nor `running` (and hold no
     backslash) commits nothing and is not parsed. `start`: where to look for
-    the repository (default: the working directory).
+    the repository (default: the working directory). `facts`: a
+    cache.PlanFacts that keeps each file's answer while the file is unchanged.
     """
     root = repository_root(os.path.abspath(start or os.getcwd()))
     plans_dir = os.path.join(root, "plans")
@@ -85,18 +88,17 @@ def repository_commitments(linted: list[Path], config: Config, *, start: str | N
     skip = {os.path.normcase(os.path.realpath(path)) for path in linted}
     found: list[tuple[str, float]] = []
     for _display, path in plan_files(plans_dir, config):
-        if os.path.normcase(os.path.realpath(path)) in skip or not mentions(path, [b"approved", b"running"], config.max_file_size):
-            continue
-        loaded = load_file(Path(path), config.parser_limits())
-        if not loaded.fatal and is_plan(loaded.data):
-            commitment = committed(loaded.data)
-            if commitment is not None:
-                found.append(commitment)
+        if facts is not None:
+            found_here = facts.get(path, "commit", lambda path=path: commitment(path, config))
+        else:
+            found_here = commitment(path, config)
+        if found_here is not None and os.path.normcase(os.path.realpath(path)) not in skip:
+            found.append(found_here)
     return found
 
 
 def repository_plan_names(
-    linted: list[Path], wanted: set[str], config: Config, *, start: str | None = None, display_root: str | None = None
+    linted: list[Path], wanted: set[str], config: Config, *, start: str | None = None, display_root: str | None = None, facts=None
 ) -> dict[str, str]:
     """metadata.name -> path, for the repository's other plans named like a linted one (PL005 on named files).
 
@@ -113,7 +115,9 @@ def repository_plan_names(
     `start`: where to look for the repository (default: the working
     directory, as the CLI runs); `display_root`: what the paths shown are
     relative to (default: the working directory). The language server passes
-    the document's directory and its workspace root.
+    the document's directory and its workspace root. `facts`: a
+    cache.PlanFacts that keeps each file's name while the file is unchanged
+    (every file's name is then read once, and not again).
     """
     if not wanted:
         return {}
@@ -128,12 +132,13 @@ def repository_plan_names(
     skip = {os.path.normcase(os.path.realpath(path)) for path in linted}
     names: dict[str, str] = {}
     for display, path in plan_files(shown_dir, config):
-        if not mentions(path, needles, config.max_file_size):
+        if facts is not None:
+            name = facts.get(path, "name", lambda path=path: read_name(Path(path), config))
+        elif mentions(path, needles, config.max_file_size):
+            name = read_name(Path(path), config)
+        else:
             continue
-        if os.path.normcase(os.path.realpath(path)) in skip:
-            continue
-        name = read_name(Path(path), config)
-        if name is not None and name in wanted:
+        if name is not None and name in wanted and os.path.normcase(os.path.realpath(path)) not in skip:
             if display_root is not None:
                 display = os.path.relpath(path, display_root).replace(os.sep, "/")
             names.setdefault(name, display)
