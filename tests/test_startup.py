@@ -92,3 +92,15 @@ def test_atexit_handlers_and_threads_still_run(tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0
     assert proc.stderr.endswith("handler ran\n")
+
+
+def test_a_profiler_still_gets_its_statistics(tmp_path):
+    # `python -m cProfile -o FILE -m planlint` writes FILE after planlint returns: no fast exit under a profiler.
+    _corpus(tmp_path, 1)
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "PYTHONUNBUFFERED")}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    stats = tmp_path / "planlint.prof"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "planlint", "--no-cache", "plans"],
+                          cwd=tmp_path, capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert stats.stat().st_size > 0

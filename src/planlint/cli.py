@@ -124,9 +124,10 @@ def entry() -> None:
 
 
 def _nothing_left_to_run() -> bool:
-    """No atexit handler and no other thread: the interpreter's teardown would only free memory."""
+    """No atexit handler, no other thread, no profiler or tracer (`python -m cProfile -m planlint` writes
+    its statistics after the program returns): the interpreter's teardown would only free memory."""
     callbacks = getattr(atexit, "_ncallbacks", None)
-    if callbacks is None or callbacks() != 0:
+    if callbacks is None or callbacks() != 0 or sys.getprofile() is not None or sys.gettrace() is not None:
         return False
     threading = sys.modules.get("threading")
     return threading is None or threading.active_count() == 1
