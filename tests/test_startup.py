@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, Result, write
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -104,3 +106,19 @@ def test_a_profiler_still_gets_its_statistics(tmp_path):
                           cwd=tmp_path, capture_output=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert stats.stat().st_size > 0
+
+
+@pytest.mark.parametrize("columns", ["40", "100", "", "bogus"])
+def test_help_is_as_wide_as_argparse_makes_it(columns, monkeypatch):
+    # cli._HelpFormatter sizes itself without shutil; the help text must be argparse's own.
+    import argparse
+
+    from planlint import cli
+
+    if columns:
+        monkeypatch.setenv("COLUMNS", columns)
+    else:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    ours = cli._lint_parser().format_help()
+    monkeypatch.setattr(cli, "_HelpFormatter", argparse.HelpFormatter)
+    assert ours == cli._lint_parser().format_help()

@@ -28,9 +28,36 @@ class _Exit(Exception):
         self.message = message
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's own, as wide as shutil.get_terminal_size() would make it, without importing shutil.
+
+    argparse makes a formatter for every add_argument; the default one imports
+    shutil (and with it bz2, lzma and zlib) to size itself: a pre-commit hook's
+    start-up pays for that on every commit.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
+
+
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size().columns: $COLUMNS, else the terminal's width, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 def _lint_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="planlint",
+        formatter_class=_HelpFormatter,
         description="Lint ML post-training experiment plans (planlint/v1).",
         epilog="Other commands: planlint explain CODE | planlint rules [--format json] | planlint schema | planlint init [NAME]"
         " | planlint comment --report REPORT.json | planlint server",
