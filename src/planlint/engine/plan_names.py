@@ -28,13 +28,20 @@ from planlint.rules.budget import committed
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 
 
-def plan_files(directory: str, config: Config) -> Iterator[tuple[str, str]]:
-    """(display path, path) of every YAML file under `directory`, as discovery finds them, without Path objects."""
+def plan_paths(directory: str, config: Config) -> Iterator[str]:
+    """The path of every YAML file under `directory`, as discovery finds them: one string join each
+    (a repository has thousands; the few a rule reports get their display path from shown_path)."""
+    join = os.path.join
     for dirpath, names in walk_yaml(Path(directory), config):
-        prefix = os.path.normpath(os.path.join(directory, os.path.relpath(dirpath, directory)))
         for name in names:
-            path = os.path.join(dirpath, name)
-            yield os.path.join(prefix, name).replace(os.sep, "/"), path
+            yield join(dirpath, name)
+
+
+def shown_path(directory: str, path: str) -> str:
+    """How a file `plan_paths(directory)` found is shown: under `directory` as written, with `/`."""
+    dirpath, name = os.path.split(path)
+    prefix = os.path.normpath(os.path.join(directory, os.path.relpath(dirpath, directory)))
+    return os.path.join(prefix, name).replace(os.sep, "/")
 
 
 def mentions(path: str, needles: list[bytes] | None, max_size: int) -> bool:

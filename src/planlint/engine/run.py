@@ -25,7 +25,7 @@ from planlint.core.positions import START
 from planlint.engine.discovery import discover
 from planlint.engine.lint import make_finding, place
 from planlint.engine.parallel import lint_targets
-from planlint.engine.plan_names import commitment, mentions, plan_files, read_name
+from planlint.engine.plan_names import commitment, mentions, plan_paths, read_name, shown_path
 from planlint.rules import RULES, resolved, rule_code
 from planlint.rules.base import NamedPlan, Note, RepoContext, Services, SuppressionContext
 from planlint.rules.run import named_training_configs
@@ -87,7 +87,7 @@ def repository_commitments(linted: list[Path], config: Config, *, start: str | N
         return []
     skip = {os.path.normcase(os.path.realpath(path)) for path in linted}
     found: list[tuple[str, float]] = []
-    for _display, path in plan_files(plans_dir, config):
+    for path in plan_paths(plans_dir, config):
         if facts is not None:
             found_here = facts.get(path, "commit", lambda path=path: commitment(path, config))
         else:
@@ -131,7 +131,7 @@ def repository_plan_names(
     shown_dir = os.path.relpath(plans_dir)
     skip = {os.path.normcase(os.path.realpath(path)) for path in linted}
     names: dict[str, str] = {}
-    for display, path in plan_files(shown_dir, config):
+    for path in plan_paths(shown_dir, config):
         if facts is not None:
             name = facts.get(path, "name", lambda path=path: read_name(Path(path), config))
         elif mentions(path, needles, config.max_file_size):
@@ -141,6 +141,8 @@ def repository_plan_names(
         if name is not None and name in wanted and os.path.normcase(os.path.realpath(path)) not in skip:
             if display_root is not None:
                 display = os.path.relpath(path, display_root).replace(os.sep, "/")
+            else:
+                display = shown_path(shown_dir, path)
             names.setdefault(name, display)
     return names
 
