@@ -13,10 +13,8 @@ def write_atomically(target: str | Path, data: bytes | str, *, mode: int | None 
     every reader sees a complete file. On any failure the temporary file is
     removed and the error propagates (OSError for a read-only or full disk).
     """
-    import tempfile
-
     target = Path(target)
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=suffix)
+    fd, temporary = _create_temporary(str(target.parent), prefix, suffix)
     try:
         with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w", **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as fh:
             fh.write(data)
@@ -29,3 +27,21 @@ def write_atomically(target: str | Path, data: bytes | str, *, mode: int | None 
         except OSError:
             pass
         raise
+
+
+_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _create_temporary(directory: str, prefix: str, suffix: str) -> tuple[int, str]:
+    """A new file of mode 0600 under a random name, as tempfile.mkstemp makes one.
+
+    Without importing tempfile, which brings random and shutil (and with it bz2,
+    lzma, zlib): the cache writes a file on most runs, a pre-commit hook's included.
+    """
+    for _ in range(100):
+        name = os.path.join(directory, f"{prefix}{os.urandom(8).hex()}{suffix}")
+        try:
+            return os.open(name, _CREATE_FLAGS, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {directory}")

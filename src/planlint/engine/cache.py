@@ -398,10 +398,12 @@ class PlanFacts:
         if state is None or self.seal_key is None:  # not a regular file, or nothing can be trusted
             self.computed += 1
             return compute()
-        entries = self._load()
+        entries = self._entries if self._entries is not None else self._load()
         entry = entries.get(path)
-        if entry is not None and entry.get("s") == state and fact in entry:
-            return _thaw(entry[fact])
+        if entry is not None and entry.get("s") == state:
+            kept = entry.get(fact, _ABSENT)
+            if kept is not _ABSENT:
+                return tuple(kept) if type(kept) is list else kept  # JSON lists back to tuples ((currency, amount))
         self.computed += 1
         value = compute()
         if max(state[1], state[2]) >= self._racy_after:
@@ -442,9 +444,7 @@ class PlanFacts:
             pass  # nothing kept: the next run computes them again
 
 
-def _thaw(value: Any) -> Any:
-    """A kept fact as computed: JSON lists back to tuples ((currency, amount))."""
-    return tuple(value) if isinstance(value, list) else value
+_ABSENT: Any = object()
 
 
 # --------------------------------------------------------------------------- other inputs
