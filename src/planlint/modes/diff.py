@@ -40,6 +40,7 @@ from planlint.rules.base import Services
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange, approval_needed
 from planlint.rules.leakage import inputs
+from planlint.rules.policy import PolicyChange
 from planlint.rules.run import resolve_config
 from planlint.services.catalog import CatalogError, catalog_from_text
 
@@ -839,7 +840,7 @@ def _policy_findings(report: Report, policy: Policy, scope: _Scope, root: str, c
         path=display,
         config=config,
         base=policy.base_settings,
-        policy={"base_config": policy.config, "head_config": policy.head_config, "plan_files": plan_files, "rules": RULES},
+        policy=PolicyChange(base_config=policy.config, head_config=policy.head_config, plan_files=tuple(plan_files), rules=RULES),
     )
     problems = list(RULES["PL705"].check(ctx))
     if not problems:

@@ -220,7 +220,7 @@ class PlanContext:
     change: Any = None  # diff mode: a rules.diff.PlanChange
     reviews: Any = None  # diff mode, PL707: the pull request's reviews, when the run is for one
     base_text: Callable[[str], str | None] | None = None  # diff mode: reads a file of the base revision (PL708)
-    policy: Any = None  # diff mode, PL705: {"base_config", "head_config", "plan_files", "rules"} (rules.policy)
+    policy: Any = None  # diff mode, PL705: a rules.policy.PolicyChange
     memo: dict = field(default_factory=dict, repr=False)  # work rules of one plan share (the data checks run once for three)
 
     def get(self, *route: Any) -> Any:

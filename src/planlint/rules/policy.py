@@ -5,16 +5,13 @@ configuration of the merge-base, not by the one the pull request brings:
 otherwise a PR could add a bad plan and, in the same change, `ignore: [PL]`.
 The change itself is reported here, one finding per changed setting, at its
 key in the configuration file of the head, saying what it would do once
-merged. Diff mode (`planlint.diff_mode`) hands the rule:
+merged. Diff mode (`planlint.modes.diff`) hands the rule:
 
 * `ctx.data`: the settings at head (the `.planlint.yaml` mapping or the
   `[tool.planlint]` table; empty when the PR removed the configuration);
 * `ctx.base`: the settings at the merge-base (empty when none);
-* `ctx.policy["base_config"]`, `ctx.policy["head_config"]`: both as `Config`;
-* `ctx.policy["plan_files"]`: [(display path, path)] of the plans under the
-  linted paths, for what a new `exclude` would hide;
-* `ctx.policy["rules"]`: the rule registry ({code: Rule}), for what `select`,
-  `ignore` and `severity` would switch.
+* `ctx.policy`: a `PolicyChange`, what the settings are judged by (both
+  configurations, the plans a new `exclude` could hide, the rule registry).
 
 Docstring examples show the configuration file: `# base` is committed at the
 base revision, `# head` in the pull request.
@@ -22,11 +19,26 @@ base revision, `# head` in the pull request.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from planlint.core.messages import show
-from planlint.rules.base import WARNING, PlanContext, Problem, rule
+from planlint.rules.base import WARNING, PlanContext, Problem, Rule, rule
 from planlint.rules.diff import same
+
+if TYPE_CHECKING:
+    from planlint.core.config import Config
+
+
+@dataclass(frozen=True)
+class PolicyChange:
+    """What PL705 judges a changed configuration by (diff mode builds it: `PlanContext.policy`)."""
+
+    base_config: Config  # the merge-base's, which this run judged the plans by
+    head_config: Config  # the pull request's, once merged
+    plan_files: tuple[tuple[str, Path], ...]  # (display path, path) of the plans under the linted paths: what a new `exclude` would hide
+    rules: Mapping[str, Rule]  # the rule registry: what `select`, `ignore` and `severity` would switch
 
 _NESTED = ("severity", "max_spend_limit", "registry", "data", "limits")
 _JUDGED = "this run judged the plans by the base revision's configuration"
@@ -49,7 +61,7 @@ def _codes(codes: list[str], limit: int = 8) -> str:
     return shown + (f" and {len(codes) - limit} more" if len(codes) > limit else "")
 
 
-def _switches(rules: dict, base_config, head_config) -> str:
+def _switches(rules: Mapping[str, Rule], base_config, head_config) -> str:
     base, head = base_config.resolve(rules), head_config.resolve(rules)  # which rules each would run
     off = [code for code in rules if code in base and code not in head]
     on = [code for code in rules if code in head and code not in base]
@@ -63,7 +75,7 @@ def _switches(rules: dict, base_config, head_config) -> str:
     return " and ".join(parts) or "not change which rules run"
 
 
-def _severity(rules: dict, code: str, old: Any, new: Any) -> str:
+def _severity(rules: Mapping[str, Rule], code: str, old: Any, new: Any) -> str:
     default = rules[code].severity if code in rules else None
     before = old if isinstance(old, str) else default
     after = new if isinstance(new, str) else default
@@ -76,14 +88,11 @@ def _severity(rules: dict, code: str, old: Any, new: Any) -> str:
 
 
 def _excluded(ctx: PlanContext, base_config, head_config) -> str:
-    hidden = [display for display, path in _policy(ctx).get("plan_files", ()) if head_config.excluded(path) and not base_config.excluded(path)]
+    plan_files = ctx.policy.plan_files if ctx.policy is not None else ()
+    hidden = [display for display, path in plan_files if head_config.excluded(path) and not base_config.excluded(path)]
     if not hidden:
         return "exclude no plan that is checked now"
     return f"stop checking {len(hidden)} plan file{'s' if len(hidden) != 1 else ''} ({_codes([show(h, 80) for h in hidden], 5)})"
-
-
-def _policy(ctx: PlanContext) -> dict:
-    return ctx.policy if isinstance(ctx.policy, dict) else {}
 
 
 def _number(value: Any) -> float | None:
@@ -91,12 +100,14 @@ def _number(value: Any) -> float | None:
 
 
 def _effect(ctx: PlanContext, key: str, sub: str | None, old: Any, new: Any, missing: object) -> str:
-    base_config, head_config = _policy(ctx).get("base_config"), _policy(ctx).get("head_config")
+    policy: PolicyChange | None = ctx.policy
+    base_config, head_config = (policy.base_config, policy.head_config) if policy is not None else (None, None)
+    rules = policy.rules if policy is not None else {}
     where = f"{key}.{sub}" if sub is not None else key
     if key in ("select", "ignore") and base_config is not None and head_config is not None:
-        return _switches(_policy(ctx).get("rules", {}), base_config, head_config)
+        return _switches(rules, base_config, head_config)
     if key == "severity" and sub is not None:
-        return _severity(_policy(ctx).get("rules", {}), sub, None if old is missing else old, None if new is missing else new)
+        return _severity(rules, sub, None if old is missing else old, None if new is missing else new)
     if key == "exclude" and base_config is not None and head_config is not None:
         return _excluded(ctx, base_config, head_config)
     if key == "max_spend_limit" and sub is not None:
