@@ -29,14 +29,23 @@ from pathlib import Path
 from typing import Any
 
 from planlint import __version__
+from planlint.core import suppressions as supp
 from planlint.core.config import ConfigError, load_config
+from planlint.core.loader import Limits, load_text
 from planlint.core.messages import sanitize
 from planlint.core.model import Finding
+from planlint.core.positions import yaml_path as format_path
 from planlint.engine.lint import lint_file
 from planlint.engine.run import finish, repository_commitments, repository_plan_names
 from planlint.formats.rule_docs import explain_text, help_uri
+from planlint.modes.edits import apply_edits, non_overlapping, verified
+from planlint.modes.fixes import candidate_fixes
 from planlint.rules import BY_NAME, RULES, resolved
 from planlint.rules.base import Services
+from planlint.services.publications import PublicationsError, build
+
+# pygls and lsprotocol (the lsp extra) are imported in the functions that use them, so that
+# without them `planlint server` says how to install them (main) instead of failing to import.
 
 REASON_PLACEHOLDER = "TODO: say why this is fine"
 INSTALL_HINT = "planlint server needs pygls: pip install 'planlint[lsp]'"
@@ -88,7 +97,6 @@ def lint_document(path: Path, text: str, *, data_checks: bool, root: Path | None
     if not data_checks:
         config.ignore = config.ignore + [code for code, rule in RULES.items() if rule.scope == "data"]
     config = resolved(config)  # which rules run and at what severity, once for this lint
-    from planlint.services.publications import PublicationsError, build
 
     try:
         publications = build(config, online=False, use_cache=config.registry is not None)
@@ -208,11 +216,6 @@ def fix_actions(linted: Linted, uri: str, code: str, yaml_path: str, diag) -> li
     """The `--fix` fixes for one finding, as quick fixes."""
     from lsprotocol import types
 
-    from planlint.modes.edits import apply_edits, non_overlapping, verified
-    from planlint.modes.fixes import candidate_fixes
-    from planlint.core.loader import load_text
-    from planlint.core.positions import yaml_path as format_path
-
     rule = RULES.get(code)
     if rule is None or not rule.fixable or linted.text is None or not isinstance(linted.data, dict) or linted.positions is None:
         return []
@@ -246,9 +249,6 @@ def suppression_edit(text: str, code: str, line: int, limits=None) -> tuple[int,
     line's comment (which then follows it); add it at the end of the line; add
     it on a line of its own above.
     """
-    from planlint.core import suppressions as supp
-    from planlint.core.loader import Limits, load_text
-
     limits = limits or Limits()
     lines = Lines(text)
     if not 1 <= line <= len(lines.starts):

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from planlint.core.urls import mask_uris, scheme, show_uri
 from planlint.services.split_data._base import FileReport, OverLimit, UnsupportedFormat, check_deadline, detect_format
+from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
 
 #: `data.max_bytes`: what one split may read from storage, by default (2 GiB).
 DEFAULT_MAX_BYTES = 2 << 30
@@ -256,8 +257,6 @@ class Source:
 
     def batches(self, fields, report: FileReport) -> Iterator:
         """The batches of every object in order, row numbers continuing from one object to the next."""
-        from planlint.services.split_data._formats import iter_batches  # _formats knows no Source
-
         self.starts = []
         absent: dict[str, int] = {}
         for item in self.objects:
