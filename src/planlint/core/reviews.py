@@ -1,6 +1,6 @@
 """Who approved a pull request, as GitHub's reviews say: the data PL707 judges `budget.approved_by` by.
 
-Pure data and logic, no I/O: `planlint.pull_request` reads the reviews from
+Pure data and logic, no I/O: `planlint.integrations.pull_request` reads the reviews from
 the GitHub API and builds a `ReviewState`; diff mode hands it to the rules.
 
 A user's standing verdict is their latest review that is APPROVED,

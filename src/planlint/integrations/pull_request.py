@@ -6,8 +6,8 @@ of the pull_request* events). The payload, the environment and the workflow
 are trusted; the checkout is not, so nothing here reads a file of it. The
 API is `$GITHUB_API_URL` (default https://api.github.com), the repository
 `$GITHUB_REPOSITORY` (else the payload's), the token `$PLANLINT_GITHUB_TOKEN`
-or `$GITHUB_TOKEN`. Every call goes through `planlint.github_api` and so
-`planlint.http` (timeouts, retries, pagination, no token in any message).
+or `$GITHUB_TOKEN`. Every call goes through `planlint.integrations.github_api` and so
+`planlint.services.http` (timeouts, retries, pagination, no token in any message).
 
 Reading the reviews never raises: a failure becomes `ReviewState.error`,
 and PL707 then fails closed, saying why.

@@ -1,6 +1,6 @@
 """What a pull request changes, as a reviewer reads it: one change card per plan, and committed spend.
 
-Diff mode (`planlint.diff_mode`) hands each changed plan's base and head data
+Diff mode (`planlint.modes.diff`) hands each changed plan's base and head data
 here. A card holds the plan's status transition and each field that matters
 to a reviewer, old -> new:
 

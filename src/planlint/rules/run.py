@@ -7,7 +7,7 @@ actually started from (`osmosis train submit configs/training/NAME.toml`):
 
 Paths are relative to the repository root (the directory holding `.git`
 above the plan; without one, the project root), and must stay inside it.
-The rules read those files (planlint.run_config) and report *in them*: a
+The rules read those files (planlint.services.run_config) and report *in them*: a
 Problem with `document=` set is placed at the TOML key's line and column,
 under the TOML file's path, and `# planlint: disable=...` comments in the
 TOML file silence it.
@@ -356,7 +356,7 @@ def run_config_drift(ctx: PlanContext) -> Iterator[Problem]:
 
 
 def inputs(ctx: PlanContext) -> list[Path]:
-    """Every file the run rules read or test for this plan: what a cached result also depends on (planlint.parallel)."""
+    """Every file the run rules read or test for this plan: what a cached result also depends on (planlint.engine.parallel)."""
     run = ctx.get("run")
     if not isinstance(run, dict) or run.get("platform") != "osmosis":
         return []
