@@ -266,6 +266,20 @@ async def test_a_plan_the_config_excludes_gets_no_diagnostics_as_from_the_cli(cl
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("setting", ["severity: {dataset-release-floating: warning}", "ignore: [dataset-release-floating]"])
+async def test_rules_named_by_name_in_the_config_count_as_from_the_cli(client: LanguageClient, tmp_path, setting):
+    """`select`, `ignore` and `severity` may name a rule by its name in the editor too, as on the command line."""
+    repo = workspace(tmp_path)
+    write(repo / ".planlint.yaml", f"catalog: catalog.yaml\n{setting}\n")
+    plan = repo / "plans" / "retail.yaml"
+    write(plan, LOOSENED)
+    await start(client, repo)
+    expected = cli_findings(plan.relative_to(repo), repo)
+    assert [(f[0], f[5]) for f in expected] == ([("PL102", "warning")] if "severity" in setting else [])
+    assert server_findings(await asyncio.wait_for(opened(client, plan, LOOSENED), 120)) == expected
+
+
+@pytest.mark.asyncio
 async def test_committed_spend_counts_the_repositorys_other_plans_as_from_the_cli(client: LanguageClient, tmp_path):
     """PL507 in the editor: the other approved and running plans count, as for a file named on the CLI."""
     repo = workspace(tmp_path)

@@ -40,7 +40,7 @@ from planlint.engine.run import finish, repository_commitments, repository_plan_
 from planlint.formats.rule_docs import explain_text, help_uri
 from planlint.modes.edits import apply_edits, non_overlapping, verified
 from planlint.modes.fixes import candidate_fixes
-from planlint.rules import BY_NAME, RULES, resolved
+from planlint.rules import BY_NAME, RULES, resolved, rule_names
 from planlint.rules.base import Services
 from planlint.services.publications import PublicationsError, build
 
@@ -89,7 +89,7 @@ def rule_page(code: str) -> str:
 def lint_document(path: Path, text: str, *, data_checks: bool, root: Path | None = None) -> Linted:
     """Lint `text` as the content of `path`. No findings when it is not a plan."""
     try:
-        config = load_config(cwd=path.parent)
+        config = load_config(cwd=path.parent, codes=RULES, names=rule_names())  # as the CLI: rules by code or name
     except ConfigError as exc:
         return Linted(error=sanitize(str(exc)))
     if config.excluded(path):  # the CLI skips it, named or found in a directory
