@@ -214,6 +214,9 @@ def split_path_pin(path: str) -> tuple[str, str, str] | None:
         else:
             pinned, why = "hf://datasets/ORG/NAME@<commit sha>/FILE", "is not of the form hf://datasets/ORG/NAME@REVISION/FILE with a commit hash"
         return ERROR, why, pinned
+    if scheme in ("s3", "gs", "gcs") and re.search(r"[*?\[]", rest.split("?versionId=")[0]):
+        return WARNING, ("is a glob, and the objects it matches can be added, removed or overwritten under the same names"), \
+            "the shards at a commit of a Hub dataset, hf://datasets/ORG/NAME@<commit sha>/train-*.parquet, or one versioned object per split"
     if scheme == "s3":
         if re.search(r"[?&]versionId=[^&]+", rest):
             return None
