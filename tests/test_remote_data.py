@@ -339,3 +339,17 @@ def test_no_secret_reaches_any_output_format(store, web, tmp_path, fmt):
     for secret in (SECRET_ACCESS_KEY, url_secret, token_secret, "hf-secret-Nn2Kq8Pp5"):
         assert secret not in output, (secret, output)  # ...and shows none of the secrets
 
+
+
+def test_https_paths_to_non_public_addresses_are_refused(web, monkeypatch):
+    server, root = web
+    (root / "train.jsonl").write_text('{"customer_id": "c1"}\n')
+    monkeypatch.delenv(_sources.PLAIN_HTTP_VARIABLE, raising=False)
+    url = server.url.replace("http://", "https://") + "/train.jsonl"  # the CI machine's own loopback
+    issues, notes = check(url, url + "?x")
+    assert issues == [] and notes[0].over_budget
+    assert "non-public address (127.0.0.1)" in notes[0].message and "only from public addresses" in notes[0].message
+    assert server.requests == []
+    # literal addresses are judged without any traffic: a cloud's metadata service, the private network
+    for host in ("169.254.169.254", "10.0.0.8", "[::1]", "0.0.0.0"):
+        assert "non-public address" in _sources._non_public_host(f"https://{host}/latest/train.jsonl")

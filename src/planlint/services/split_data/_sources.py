@@ -419,6 +419,10 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
         raise SourceProblem(f"{shown}: the scheme {kind}:// is not read (use s3://, gs://, hf://, https:// or a path in the repository)")
     if kind == "http" and not _plain_http_allowed(value):
         raise SourceProblem(f"{shown}: plain http:// is not read (the data could be changed on the way): use https://")
+    if kind in ("http", "https"):
+        refused = _non_public_host(value)
+        if refused:
+            raise SourceProblem(f"{shown}: {refused}: planlint reads https:// split paths only from public addresses")
     lacking = missing_extra(kind)
     if lacking is not None:
         extra, package = lacking
@@ -520,6 +524,32 @@ def _plain_http_allowed(value: str) -> bool:
         return False
 
 
+def _non_public_host(value: str) -> Optional[str]:
+    """Why the host of an http(s) URL may not be read, or None.
+
+    A plan comes with the pull request, and the CI machine can reach what
+    the internet cannot: the cloud's instance metadata (169.254.169.254),
+    services on the private network, its own loopback. A split URL may name
+    a public address only (the tests' loopback servers with the test switch).
+    """
+    import socket
+
+    host = urlsplit(value).hostname or ""
+    if not host:
+        return "the URL names no host"
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
+    except (OSError, UnicodeError):
+        return None  # unresolvable: the client reports it
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if ip.is_loopback and _plain_http_allowed(value.replace("https://", "http://", 1)):
+            continue
+        if not ip.is_global or ip.is_multicast:
+            return f"the host {host} is at a non-public address ({ip})"
+    return None
+
+
 def _filesystem(kind: str, value: str, timeout: Optional[float]):
     """(fsspec filesystem, its path for `value`, the S3 version id or None)."""
     import fsspec  # optional extra, imported only for a remote split
@@ -538,7 +568,7 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
         return fs, path, version
     if kind in ("gs", "gcs"):
         path = value.split("://", 1)[1]
-        fs = fsspec.filesystem("gcs", skip_instance_cache=True, version_aware="#" in path,
+        fs = fsspec.filesystem("gcs", skip_instance_cache=True, version_aware="#" in path, access="read_only",
                                **({"timeout": wait} if wait is not None else {}))
         return fs, path, None
     if kind == "hf":
