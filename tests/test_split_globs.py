@@ -98,3 +98,38 @@ def test_a_new_shard_is_seen_on_the_next_cached_run(repo, planlint):
     write(repo / "data" / "eval-00001.jsonl", rows("eval1", 2, leak_at=1))
     found = findings(planlint("--format", "json", "plans", cwd=repo))
     assert [f["code"] for f in found] == ["PL207"], found
+
+
+def test_data_max_bytes_from_the_config_caps_a_split(repo, planlint):
+    write(repo / ".planlint.yaml", 'data: {max_bytes: "200 B"}\n')
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval-*.jsonl"))
+    result = planlint("--format", "json", "--no-cache", "plans", cwd=repo)
+    assert findings(result) == []
+    notes = json.loads(result.out)["notes"]
+    assert any("more than 200 bytes (limit data.max_bytes)" in note for note in notes), notes
+    result = planlint("--format", "json", "--no-cache", "--require-data", "plans", cwd=repo)
+    found = findings(result)
+    assert [f["code"] for f in found] == ["PL006"] and "data.max_bytes" in found[0]["message"]
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots", "true", "[1]"])
+def test_data_max_bytes_must_be_a_positive_size(repo, planlint, value):
+    write(repo / ".planlint.yaml", f"data: {{max_bytes: {value}}}\n")
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval-*.jsonl"))
+    result = planlint("--format", "json", "--no-cache", "plans", cwd=repo)
+    assert result.status == 2 and "data.max_bytes" in result.err
+
+
+def test_a_changed_shard_relints_an_unchanged_plan_in_diff_mode(repo, planlint):
+    import subprocess
+
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval-*.jsonl"))
+    write(repo / "data" / "eval-00000.jsonl", rows("eval", 6))
+    (repo / ".git").rmdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(git + ["-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(git + ["-C", str(repo), "commit", "-qm", "base"], check=True)
+    write(repo / "data" / "eval-00000.jsonl", rows("eval", 6, leak_at=3))  # only a shard changes
+    result = planlint("--format", "json", "--no-cache", "--diff-base", "main", "plans", cwd=repo)
+    assert [f["code"] for f in findings(result)] == ["PL207"], result.out

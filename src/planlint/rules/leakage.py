@@ -121,10 +121,20 @@ def inputs(ctx: PlanContext) -> list[Path]:
         return []
     looked: list[Path] = []
     for value in paths.values():
+        if is_uri(value.strip()):
+            continue  # not a file: such a plan's result is not cached (remote_or_glob)
+        found = False
         for path in _lookup_order(value, ctx):
             looked.append(path)
             if path.is_file():
+                found = True
                 break
+        if not found and _has_magic(value):  # a glob: its matches (diff mode re-lints a plan whose shard changed)
+            try:
+                looked.extend(file for _, file in _resolve_glob(value, ctx) or [])
+            except Exception as error:  # more matches than a split may have: the check says so
+                if getattr(error, "reason", None) is None:
+                    raise
     return looked
 
 
