@@ -130,7 +130,7 @@ def test_inputs_reach_scripts_only_through_env_and_uses_are_pinned():
     assert all(re.fullmatch(r"[0-9a-f]{40}", sha) for _, sha, _ in uses)
     assert set(action["inputs"]) == {
         "paths", "config", "diff-base", "fail-on", "sarif-file", "summary", "comment", "report", "github-token",
-        "comment-author", "registry-url", "registry-token", "python-version",
+        "comment-author", "registry-url", "registry-token", "extras", "require-data", "python-version",
     }
     assert set(action["outputs"]) == {"errors", "warnings", "sarif-file", "report"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
