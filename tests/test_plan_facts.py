@@ -124,3 +124,21 @@ def test_a_utf16_plan_of_the_repository_counts_with_and_without_the_cache(tmp_pa
     assert '"PL005"' in uncached[1] and "plans/twin.yaml" in uncached[1]
     assert _report(planlint, repo) == uncached
     assert _report(planlint, repo) == uncached
+
+
+def test_facts_of_deleted_plans_do_not_pile_up(tmp_path, planlint, counted):
+    repo = _repository(tmp_path, plans=12)
+    assert '"files": 1' in _report(planlint, repo)[1]
+    (facts,) = (repo / ".planlint_cache" / "plan-facts").glob("*.json")
+    size = facts.stat().st_size
+    deleted = sorted((repo / "plans").glob("team-*/*.yaml"))[:11]
+    for path in deleted:
+        path.unlink()
+    for index in range(3):  # a plan changes: the facts file is written again, without the deleted plans
+        write(repo / "plans" / "team-9" / f"new-{index}.yaml", make_plan(4, index)[0])
+    counted()
+    assert _report(planlint, repo) == _report(planlint, repo, "--no-cache")
+    assert facts.stat().st_size < size
+    text = facts.read_text(encoding="utf-8", errors="replace")
+    assert not any(path.name in text for path in deleted)
+    assert "plan-011.yaml" in text and "new-2.yaml" in text

@@ -375,6 +375,8 @@ class PlanFacts:
     One file per run key, `<dir>/plan-facts/<run key>.json`, sealed with the
     machine's key over its exact bytes (`cache_seal.seal_bytes`): a forged or
     edited file is ignored as a whole, and a fact is then computed again.
+    When most of its entries are of files a run did not see (deleted or
+    renamed plans), that run keeps only those it saw.
     `computed` counts the facts computed in this run (tests count work).
     """
 
@@ -389,6 +391,7 @@ class PlanFacts:
         self.seal_key = seal_key
         self.computed = 0
         self._entries: dict[str, dict] | None = None
+        self._seen: set[str] = set()
         self._changed = False
         self._racy_after = self.clock() - self.RACY_SECONDS * 1_000_000_000
 
@@ -399,6 +402,7 @@ class PlanFacts:
             self.computed += 1
             return compute()
         entries = self._entries if self._entries is not None else self._load()
+        self._seen.add(path)
         entry = entries.get(path)
         if entry is not None and entry.get("s") == state:
             kept = entry.get(fact, _ABSENT)
@@ -432,7 +436,10 @@ class PlanFacts:
         if not self._changed or self.seal_key is None:
             return
         self._changed = False
-        body = json.dumps({"format": self.FORMAT, "files": self._entries}, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        entries = self._entries or {}
+        if len(entries) > 2 * len(self._seen):  # mostly files this run did not see (deleted, renamed): keep what it saw
+            entries = {path: entry for path, entry in entries.items() if path in self._seen}
+        body = json.dumps({"format": self.FORMAT, "files": entries}, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
