@@ -24,7 +24,7 @@ from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem, resolved, ru
 from planlint.rules.base import Note, Services
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.run import named_configs
-from planlint.rules.secrets import comment_secrets
+from planlint.rules.secrets import comment_problems
 
 
 def make_finding(code: str, path: str, span: Span, message: str, route: tuple, config: Config, severity: str | None = None) -> Finding:
@@ -160,13 +160,9 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
                 else:
                     raw.append((problem.code or rule.code, problem))
     if "PL801" in selected and loaded.text and "#" in loaded.text:
-        # Comments have no route: the engine, which owns the text, places these itself.
-        for line, column, end, kind in comment_secrets(loaded.text, loaded.quoted):
-            result.findings.append(make_finding(
-                "PL801", display, Span(line, column, line, end),
-                f"this comment looks like {kind}: comments are committed too; remove it, revoke it, and reference the secret by name (e.g. an environment variable)",
-                (), config,
-            ))
+        # Comments have no route: the rule's problems carry their span (rules/secrets.comment_problems).
+        for problem in comment_problems(loaded.text, loaded.quoted):
+            result.findings.append(make_finding("PL801", display, problem.span, problem.message, problem.route, config))
     # One finding per value: a placeholder (PL008) is not also floating or malformed.
     placeholders = {(id(problem.document), problem.route) for code, problem in raw if code == "PL008"}
     if placeholders:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from planlint.core.positions import split_lines
+from planlint.core.positions import Span, split_lines
 from planlint.core.suppressions import _Scalars, comment_start
 from planlint.core.urls import mask_uris
 from planlint.rules.base import ERROR, PlanContext, Problem, plan_strings, rule
@@ -85,6 +85,19 @@ def comment_secrets(text: str, quoted) -> Iterator[tuple[int, int, int, str]]:
         for begin, end, kind in credential_spans(line[start:]):
             yield number, start + begin + 1, start + end + 1, kind
             break  # one finding per comment
+
+
+def comment_problems(text: str, quoted) -> Iterator[Problem]:
+    """PL801 in the YAML comments of `text`: a comment has no route, so each problem carries its `span`.
+
+    The engine, which holds the text, calls this after the plan rules (engine/lint.lint_file).
+    """
+    for line, column, end, kind in comment_secrets(text, quoted):
+        yield Problem(
+            (),
+            f"this comment looks like {kind}: comments are committed too; remove it, revoke it, and reference the secret by name (e.g. an environment variable)",
+            span=Span(line, column, line, end),
+        )
 
 
 def redact(text: str) -> str:
