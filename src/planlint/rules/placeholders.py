@@ -6,7 +6,7 @@ import re
 from typing import Any, Iterator
 
 from planlint.core.messages import show
-from planlint.core.placeholders import PLACEHOLDER_WORDS, placeholder
+from planlint.core.unfilled import PLACEHOLDER_WORDS, placeholder
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, plan_strings, rule
 from planlint.rules.run import placeholder_problems
 

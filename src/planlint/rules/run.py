@@ -28,7 +28,7 @@ from typing import Any, Iterator
 from planlint.core.loader import DEFAULT_MAX_FILE_SIZE
 from planlint.core.messages import show
 from planlint.core.paths import repository_root as _git_top_level
-from planlint.core.placeholders import placeholder
+from planlint.core.unfilled import placeholder
 from planlint.core.positions import START
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, RepoContext, lookup, rule
 from planlint.services.run_config import (
