@@ -78,6 +78,40 @@ def _cache_key_outside_home(tmp_path_factory):
         os.environ["PLANLINT_CACHE_KEY"] = previous
 
 
+# --------------------------------------------------------------------------- object stores stay local
+
+#: Where the object-store clients go when a test lints a plan with a remote split
+#: path (the PL107 fixtures name s3://, gs://, hf:// and https:// paths): a closed
+#: port on 127.0.0.1, never the internet or a cloud's instance metadata service.
+#: Tests that read remote splits point them at their own servers (tests/object_store.py).
+_NOWHERE = "http://127.0.0.1:9"
+OFFLINE_STORES = {
+    "AWS_ENDPOINT_URL": _NOWHERE,
+    "AWS_ACCESS_KEY_ID": "AKIAPLANLINTNOWHERE1",  # credentials given: botocore asks no metadata service
+    "AWS_SECRET_ACCESS_KEY": "planlint-tests-go-nowhere",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    "STORAGE_EMULATOR_HOST": _NOWHERE,  # gcsfs: anonymous, to this endpoint
+    "HF_ENDPOINT": _NOWHERE,
+    "HF_HUB_OFFLINE": "1",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _object_stores_offline():
+    """No test reaches an object store, the Hub or a metadata service outside 127.0.0.1."""
+    previous = {name: os.environ.get(name) for name in OFFLINE_STORES}
+    os.environ.update(OFFLINE_STORES)
+    yield
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 # --------------------------------------------------------------------------- HTTP timeout guard
 
 UNTIMED_REQUESTS: list[str] = []
