@@ -422,7 +422,8 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
     if kind in ("http", "https"):
         refused = _non_public_host(value)
         if refused:
-            raise SourceProblem(f"{shown}: {refused}: planlint reads https:// split paths only from public addresses")
+            why = ": planlint reads https:// split paths only from public addresses" if "non-public" in refused else ""
+            raise SourceProblem(f"{shown}: {refused}{why}")
     lacking = missing_extra(kind)
     if lacking is not None:
         extra, package = lacking
@@ -540,7 +541,7 @@ def _non_public_host(value: str) -> Optional[str]:
     try:
         addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
     except (OSError, UnicodeError):
-        return None  # unresolvable: the client reports it
+        return f"the host {host} does not resolve"
     for address in addresses:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
         if ip.is_loopback and _plain_http_allowed(value.replace("https://", "http://", 1)):
