@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from planlint.core.loader import DEFAULT_MAX_FILE_SIZE
 from planlint.core.messages import show
-from planlint.core.paths import repository_root as _git_top_level
+from planlint.core.paths import repository_root
 from planlint.core.unfilled import placeholder
 from planlint.core.positions import START
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, RepoContext, lookup, rule
@@ -57,11 +57,11 @@ class RunFiles:
     problems: list[Problem] = field(default_factory=list)  # PL901 at the plan's own run.* values
 
 
-def repository_root(ctx: PlanContext) -> Path:
+def plan_repository(ctx: PlanContext) -> Path:
     """The git top level above the plan file, else the project root (config file's directory or cwd)."""
     plan_file = ctx.file
     if plan_file is not None:
-        top = _git_top_level(os.path.dirname(os.path.abspath(plan_file)))
+        top = repository_root(os.path.dirname(os.path.abspath(plan_file)))
         if os.path.exists(os.path.join(top, ".git")):
             return Path(top)
     root = getattr(ctx.config, "root", None)
@@ -112,7 +112,7 @@ def run_files(ctx: PlanContext) -> RunFiles:
     run = ctx.get("run")
     if not isinstance(run, dict) or run.get("platform") != "osmosis":
         return files
-    files.root = repository_root(ctx)
+    files.root = plan_repository(ctx)
     max_size = getattr(ctx.config, "max_file_size", 1024 * 1024)
     for key, kind in CONFIG_KEYS:
         value = run.get(key)
@@ -373,7 +373,7 @@ def inputs(ctx: PlanContext) -> list[Path]:
 
 def named_configs(ctx: PlanContext) -> tuple[str, list[str]]:
     """(the plan's repository root, the real paths of the training configs it names), for PL904."""
-    root = repository_root(ctx)
+    root = plan_repository(ctx)
     return str(root), named_training_configs(ctx.data, root)
 
 
