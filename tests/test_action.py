@@ -462,3 +462,17 @@ def test_the_readme_jobs_verify_the_approval_and_post_the_card(runner, tmp_path)
         assert "| budget.max\\_spend | 600 → 1,600 |" in comment["body"]
         for result in (first, second, posted):
             assert TOKEN not in result.stdout + result.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_extras_are_checked_and_require_data_makes_a_missing_split_an_error(runner, tmp_path):
+    repo, _, _ = workspace(tmp_path, {"a.yaml": REFERENCE})
+    push = {"ref": "refs/heads/main"}
+    bad = run(runner, repo, push, extras="s3, $(touch pwned)")
+    assert bad.status == 2 and "extras: unknown extra" in bad.step("Install planlint").stdout
+    assert not (runner["temp"] / "pwned").exists() and not (repo / "pwned").exists()  # never evaluated
+    assert run(runner, repo, push).status == 0  # the reference plan's split files are not in the workspace: a note
+    required = run(runner, repo, push, require_data="true")
+    assert required.status == 1 and required.outputs["errors"] != "0"
+    assert "PL006" in required.stdout
