@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--workdir", metavar="DIR", help="generate the corpora here and keep them (default: a temporary directory)")
-    parser.add_argument("--only", choices=("one-file", "largest"), help="measure only this figure (a brief check)")
+    parser.add_argument("--only", choices=("one-file", "largest", "corpus"), help="measure only this figure (a brief check)")
     parser.add_argument("--data-json", metavar="FILE", action="append", default=[],
                         help="a bench/data_leakage.py --json result (repeatable, one per format): target 4 of issue #18 is read from them")
     args = parser.parse_args(argv)
@@ -257,6 +257,24 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as exc:
         print(f"lint_speed: {exc}", file=sys.stderr)
         return 2
+
+
+def _corpus_only(rounds: int, run, lint: list[str], corpus: str, compose: list[str], files: list[str], work: Path, load_before: str) -> int:
+    """Figure 1's serial half alone (a brief check of target 1): planlint --jobs 1, uncached, against libyaml composing the same files."""
+    serial_times, compose_times = [], []
+    for r in range(rounds):
+        for name in (("serial", "compose") if r % 2 == 0 else ("compose", "serial")):
+            if name == "serial":
+                serial_times.append(run(lint + ["--no-cache", "--jobs", "1", corpus], work)[0])
+            else:
+                compose_times.append(run(compose + files, work)[0])
+        print(f"  round {r + 1}/{rounds}: planlint --jobs 1 {serial_times[-1]:.2f}s, libyaml compose {compose_times[-1]:.2f}s", file=sys.stderr, flush=True)
+    ratio = median(serial_times) / median(compose_times)
+    met = ratio <= LIMIT_TARGETS["serial_vs_libyaml"][1]
+    print(f"1. corpus, serial: planlint --jobs 1 {median(serial_times):.2f} s, libyaml compose {median(compose_times):.2f} s, "
+          f"ratio {ratio:.2f}x (issue #18 target 1: <= {LIMIT_TARGETS['serial_vs_libyaml'][1]:g}x: {'met' if met else 'NOT MET'})")
+    print(f"load average {load_before} -> {load_average()}")
+    return 0 if met else 1
 
 
 def _bench(args, work: Path, planlint: str, check_jsonschema: str) -> int:
@@ -315,6 +333,9 @@ def _bench(args, work: Path, planlint: str, check_jsonschema: str) -> int:
         met = all(figure["s"] < LIMIT_TARGETS["largest_plans_s"][1] for figure in sizes.values())
         print(f"target 3 (issue #18): each under {LIMIT_TARGETS['largest_plans_s'][1]:g} s: {'met' if met else 'NOT MET'}; load average {load_before} -> {load_average()}")
         return 0 if met else 1
+
+    if args.only == "corpus":
+        return _corpus_only(rounds, run, lint, corpus, compose, files, work, load_before)
 
     # 2. one file, both tools and a bare interpreter, named inside a git repository whose plans/ is the corpus
     repo = work / f"repo-{args.plans}"
