@@ -107,6 +107,19 @@ def test_missing_files_are_a_note_or_with_require_data_an_error(tmp_path, planli
     assert planlint("plans", cwd=tmp_path).status == 1
 
 
+def test_a_split_path_the_system_cannot_look_up_is_not_there(tmp_path, planlint):
+    """A path longer than the system allows was an internal error (the lookup raised); now it is a split
+    file that is not in the checkout, with and without the result cache (which lists the paths looked at)."""
+    long = "d/" + "a" * 300 + "/" + "b" * 4000 + ".jsonl"
+    write(tmp_path / "plans" / "plan.yaml", _plan_with_paths().replace("path: data/train.jsonl", f"path: {long}"))
+    for cache in (["--no-cache"], []):
+        result = planlint(*cache, "plans", cwd=tmp_path)
+        assert result.status == 0 and "internal error" not in result.err, result
+        assert "skipped for 1 plan whose split files are not in this checkout" in result.err
+    required = planlint("--format", "json", "--no-cache", "--require-data", "plans", cwd=tmp_path)
+    assert [(f["code"], f["yaml_path"]) for f in required.json["findings"]] == [("PL006", "splits.train.path"), ("PL006", "splits.eval.path")]
+
+
 def test_paths_resolve_from_the_plan_directory_too(tmp_path, planlint):
     write(tmp_path / "project" / "plans" / "plan.yaml", _plan_with_paths().replace("path: data/", "path: ../data/"))
     write(tmp_path / "project" / "data" / "train.jsonl", _rows("t", 5, lambda i: "same", lambda i: "2026-01-01"))

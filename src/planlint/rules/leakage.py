@@ -16,6 +16,7 @@ is a remote split that could not be read.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -29,30 +30,70 @@ from planlint.rules.splits import predefined_only
 _RESULT = "_split_data"
 
 
-def _lookup_order(value: str, ctx: PlanContext) -> list[Path]:
-    """Where a split path is looked for, in order; the first regular file wins."""
-    candidate = Path(value)
-    if candidate.is_absolute():
-        return [candidate]
-    return [base / candidate for base in _bases(ctx)]
+@lru_cache(maxsize=1024)
+def _as_path(value: str) -> tuple[str, bool]:
+    """`value` as pathlib writes it (`data//x/` is `data/x`), and whether it is absolute.
+
+    Plans repeat their split paths; each is parsed once, not twice per base.
+    """
+    path = Path(value)
+    return str(path), path.is_absolute()
+
+
+def _join(base: str, name: str) -> str:
+    """`str(Path(base) / name)` for a `base` and a relative `name` already in pathlib's form."""
+    if os.sep != "/" or os.altsep:
+        return str(Path(base) / name)
+    if name == ".":
+        return base
+    if base == ".":
+        return name
+    return base + name if base.endswith("/") else f"{base}/{name}"
+
+
+def _candidates(value: str, ctx: PlanContext) -> list[str]:
+    """Where a split path is looked for, in order; the first regular file wins.
+
+    Strings in pathlib's form: the lookups themselves need no Path objects.
+    """
+    path, absolute = _as_path(value)
+    if absolute:
+        return [path]
+    return [_join(base, path) for base in _base_dirs(ctx)]
 
 
 def _bases(ctx: PlanContext) -> list[Path]:
     """The directories a relative split path is looked up against, in order."""
-    bases = [Path.cwd()]
+    return [Path(base) for base in _base_dirs(ctx)]
+
+
+def _base_dirs(ctx: PlanContext) -> list[str]:
+    """`_bases` as strings: the working directory, the project root, the plan's own directory."""
+    bases = [os.getcwd()]
     root = getattr(ctx.config, "root", None)
     if root is not None:
-        bases.append(Path(root))
+        bases.append(_as_path(os.fspath(root))[0])
     plan_file = ctx.file
     if plan_file is not None:
-        bases.append(Path(plan_file).parent)
+        # Path(plan_file).parent, through the directory's text (a plan's directory repeats: parsed once)
+        bases.append(_as_path(os.path.dirname(os.fspath(plan_file)) or ".")[0])
     return bases
 
 
+def _is_file(path: str) -> bool:
+    """Is `path` a regular file (links followed)? A path the system cannot look up
+    (too long, not readable, a NUL byte) is not one: it is not there to read."""
+    return os.path.isfile(path)
+
+
 def _resolve(value: str, ctx: PlanContext) -> Path | None:
-    for path in _lookup_order(value, ctx):
-        if path.is_file():
-            return path
+    tried = None
+    for path in _candidates(value, ctx):
+        if path == tried:  # the project root is the working directory: the same file, looked up once
+            continue
+        if _is_file(path):
+            return Path(path)
+        tried = path
     return None
 
 
@@ -124,9 +165,9 @@ def inputs(ctx: PlanContext) -> list[Path]:
         if is_uri(value.strip()):
             continue  # not a file: such a plan's result is not cached (remote_or_glob)
         found = False
-        for path in _lookup_order(value, ctx):
-            looked.append(path)
-            if path.is_file():
+        for path in _candidates(value, ctx):
+            looked.append(Path(path))
+            if _is_file(path):
                 found = True
                 break
         if not found and _has_magic(value):  # a glob: its matches (diff mode re-lints a plan whose shard changed)
