@@ -144,6 +144,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     ctx = PlanContext(data=data, path=display, config=config, services=services or Services(), file=path)
     if "PL003" in selected:
         raw.extend(("PL003", p) for p in RULES["PL003"].check(ctx))
+    enabled = selected.enabled  # the frozenset itself: tested for every rule of every file
     for rule in PLAN_RULES:
         if time.monotonic() > deadline:
             if "PL006" in selected:
@@ -153,7 +154,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
                     (), config,
                 ))
             break
-        if rule.code in selected:
+        if rule.code in enabled:
             for problem in rule.check(ctx):
                 if isinstance(problem, Note):  # not a finding: what a data rule could not check
                     (result.data_skipped if problem.skipped else result.notes).append(problem.text)

@@ -125,9 +125,13 @@ def lookup(data: Any, route: tuple) -> Any:
         if isinstance(part, int):
             if not isinstance(node, list) or not -len(node) <= part < len(node):
                 return MISSING
-        elif not isinstance(node, dict) or part not in node:
+            node = node[part]
+        elif isinstance(node, dict):
+            node = node.get(part, MISSING)  # one hash lookup, not `in` then `[]`; no plan value is MISSING
+            if node is MISSING:
+                return MISSING
+        else:
             return MISSING
-        node = node[part]
     return node
 
 
@@ -228,11 +232,11 @@ class PlanContext:
         return lookup(self.data, route)
 
     def mapping(self, *route: Any) -> dict | None:
-        value = self.get(*route)
+        value = lookup(self.data, route)
         return value if isinstance(value, dict) else None
 
     def graders(self) -> Iterator[tuple[int, dict]]:
-        graders = self.get("graders")
+        graders = self.data.get("graders") if isinstance(self.data, dict) else None
         if isinstance(graders, list):
             for index, grader in enumerate(graders):
                 if isinstance(grader, dict):
