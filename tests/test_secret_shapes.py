@@ -39,3 +39,19 @@ def test_a_token_in_a_comment_is_found_and_never_echoed(tmp_path):
         out = run_process("--format", fmt, "--no-cache", "plans", cwd=tmp_path)
         assert out.status == 1 and GITHUB not in out.out and GITHUB not in out.err, fmt
         assert GITHUB[4:20] not in out.out
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_comment_tokens_are_found_wherever_the_comment_is(newline):
+    """comment_secrets searches only from each line's first `#` on: a token after a `#` inside a
+    quoted value, on the last line without a line break, or with \\r line breaks is still found."""
+    from planlint.core.loader import load_text
+    from planlint.rules.secrets import comment_secrets
+
+    lines = ["a: 1", 'b: "x # y"  # ' + GITHUB, "c: 2  # fine", "d: 3 # " + GITHUB]
+    for ending in ("", newline):
+        text = newline.join(lines) + ending
+        loaded = load_text(text)
+        assert [(line, kind) for line, _, _, kind in comment_secrets(text, loaded.quoted)] == [(2, "a GitHub token"), (4, "a GitHub token")]
+    text = newline.join(["a: 1", f'b: "# {GITHUB}"', "c: 2  # fine"])  # in a value, not a comment (PL801's value check)
+    assert list(comment_secrets(text, load_text(text).quoted)) == []

@@ -67,13 +67,28 @@ def credential_spans(text: str) -> Iterator[tuple[int, int, str]]:
             yield match.start(), match.end(), kind
 
 
+def _comments_may_hold(text: str) -> bool:
+    """Could a comment of `text` hold a credential? Only the text from each line's first `#`
+    to its end is searched (a comment starts at a `#`; a credential holds an _ANY prefix), not the whole file."""
+    search, find = _ANY.search, text.find
+    start = find("#")
+    while start != -1:
+        end = find("\n", start)
+        if end == -1:
+            return search(text, start) is not None
+        if search(text, start, end):  # to the \n: a \r ends a line sooner, so this searches no less
+            return True
+        start = find("#", end)
+    return False
+
+
 def comment_secrets(text: str, quoted) -> Iterator[tuple[int, int, int, str]]:
     """(line, column, end column, kind) of credentials in the YAML comments of `text` (1-based).
 
     Comments are committed and reviewed like values. `quoted`: the loader's
     quoted and block scalar spans, where a `#` is text, not a comment.
     """
-    if not _ANY.search(text):
+    if not _comments_may_hold(text):
         return
     scalars = _Scalars(quoted) if quoted else None
     for number, line in enumerate(split_lines(text), start=1):

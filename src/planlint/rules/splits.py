@@ -271,7 +271,8 @@ def task_overlap(ctx: PlanContext) -> Iterator[Problem]:
     train_tasks, eval_tasks = ctx.get("splits", "train", "tasks"), ctx.get("splits", "eval", "tasks")
     if not isinstance(train_tasks, list) or not isinstance(eval_tasks, list):
         return
-    trained = {scalar_text(task) for task in train_tasks if not isinstance(task, (dict, list))}
+    # A plain str is its own scalar_text (task lists run to hundreds of ids).
+    trained = {task if type(task) is str else scalar_text(task) for task in train_tasks if not isinstance(task, (dict, list))}
     for index, task in enumerate(eval_tasks):
-        if not isinstance(task, (dict, list)) and scalar_text(task) in trained:
+        if not isinstance(task, (dict, list)) and (task if type(task) is str else scalar_text(task)) in trained:
             yield Problem(("splits", "eval", "tasks", index), f"task {show(task)} is in both splits.train.tasks and splits.eval.tasks: remove it from one of them")
