@@ -12,13 +12,14 @@ process, runs
   the three needed columns once, row numbers from rowid, then one query per
   check; all cores),
 
-and prints both times (best of --repeat runs), the ratio, and each side's
+and prints both times (the median of --repeat runs), the ratio, and each side's
 peak memory: the VmHWM of the child process, plus that of each planlint
 worker process (an upper bound, since pages shared with the parent count in
 every process), and the sampled peak of the summed PSS of the child and its
 workers. Both sides must find the known counts, or the
-script exits 1. With --check-targets it also exits 1 when planlint is slower
-than 1.5x DuckDB or peaks at 300 MB or more.
+script exits 1. It prints each target as met or not: at most 1.0x DuckDB's
+time (issue 18; 1.5x over object storage, issue 16) and a peak of the whole
+process tree under 300 MB; with --check-targets it exits 1 when one is not met.
 
 With --remote the files (by default 8 Parquet shards per split) are served
 by moto's S3 API in its own process on 127.0.0.1, and both sides read the same
@@ -51,7 +52,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CUTOFF = "2026-08-01"
 GROUP_KEY, TIME_KEY, INPUT_KEY = "customer_id", "created_at", "prompt"
-RATIO_TARGET, MEMORY_TARGET_MB = 1.5, 300
+#: planlint's time over DuckDB's: issue 18 asks for at most 1.0x on local files,
+#: issue 16 for at most 1.5x over object storage (--remote); peak memory of the
+#: whole process tree (summed PSS) under 300 MB.
+RATIO_TARGET, REMOTE_RATIO_TARGET, MEMORY_TARGET_MB = 1.0, 1.5, 300
 FIELDS = ["id", GROUP_KEY, TIME_KEY, INPUT_KEY, "answer"]
 FORMATS = ["jsonl", "jsonl.gz", "csv", "csv.gz", "parquet"]
 
@@ -342,7 +346,8 @@ def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
 
     stats = dict(_scan.last_stats)
     result = {"seconds": cold, "warm_seconds": warm, "mode": stats.get("mode"), "workers": stats.get("workers", 1),
-              "worker_peak_mb": [kb / 1024 for kb in stats.get("worker_peak_kb") or []], "leaked_groups": 0, "leaked_train_rows": 0, "leaked_eval_rows": 0,
+              "worker_peak_mb": [kb / 1024 for kb in stats.get("worker_peak_kb") or []],
+              "small_worker_peak_mb": [kb / 1024 for kb in stats.get("small_worker_peak_kb") or []], "leaked_groups": 0, "leaked_train_rows": 0, "leaked_eval_rows": 0,
               "leaked_values": [], "time_leaks_train": 0, "time_leak_rows": [], "time_leaks_eval": 0, "duplicates": 0,
               "messages": [f"{issue.code} [{issue.split}] {issue.message}" for issue in issues] + [f"note: {note.message}" for note in notes]}
     for issue in issues:
@@ -521,16 +526,18 @@ def _run_child(side: str, files: dict, cache_dir: str, env: dict | None = None) 
     result["main_peak_mb"] = result.get("vmhwm_mb") or result["ru_maxrss_mb"]
     # planlint may fork workers: count each one's own peak on top (an upper
     # bound: pages a worker shares with its parent are counted twice)
-    result["peak_mb"] = result["main_peak_mb"] + sum(result.get("worker_peak_mb") or [])
+    # (the smaller split's workers have ended before the larger split's start)
+    result["peak_mb"] = result["main_peak_mb"] + max(sum(result.get("worker_peak_mb") or []), sum(result.get("small_worker_peak_mb") or []))
     result["cpu_seconds"] = usage.ru_utime + usage.ru_stime  # includes reaped workers
     result["pss_peak_mb"] = peak_pss / 1024 if sampling else None
     return result
 
 
-def _best(runs: list[dict]) -> dict:
-    """The run with the least wall time (the least disturbed by other load);
-    peak memory is the largest seen in any run."""
-    best = dict(min(runs, key=lambda run: run["seconds"]))
+def _median(runs: list[dict]) -> dict:
+    """The run with the median wall time (the lower middle one of an even
+    number); peak memory is the largest seen in any run."""
+    best = dict(sorted(runs, key=lambda run: run["seconds"])[(len(runs) - 1) // 2])
+    best["fastest_seconds"] = min(run["seconds"] for run in runs)
     best["all_seconds"] = [round(run["seconds"], 3) for run in runs]
     best["peak_mb"] = max(run["peak_mb"] for run in runs)
     best["main_peak_mb"] = max(run["main_peak_mb"] for run in runs)
@@ -555,8 +562,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20260801)
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     parser.add_argument("--keep-dir", metavar="DIR", help="generate into DIR and keep it (files already there for the same parameters are reused)")
-    parser.add_argument("--repeat", type=int, default=3, help="run both sides N times and compare the fastest runs (default 3)")
-    parser.add_argument("--check-targets", action="store_true", help=f"exit 1 if planlint is slower than {RATIO_TARGET}x DuckDB or peaks at {MEMORY_TARGET_MB} MB or more")
+    parser.add_argument("--repeat", type=int, default=3, help="run both sides N times (alternating) and compare the median runs (default 3)")
+    parser.add_argument("--check-targets", action="store_true", help=f"exit 1 if planlint is slower than {RATIO_TARGET}x DuckDB ({REMOTE_RATIO_TARGET}x with --remote) or its processes peak at {MEMORY_TARGET_MB} MB or more")
     parser.add_argument("--child", nargs=4, metavar=("SIDE", "TRAIN", "EVAL", "CACHE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -614,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="planlint-bench-cache-") as cache_dir:
                 planlint_runs.append(_run_child("planlint", files, cache_dir, env))
             duck_runs.append(_run_child("duckdb", files, "-", env))
-        planlint, duck = _best(planlint_runs), _best(duck_runs)
+        planlint, duck = _median(planlint_runs), _median(duck_runs)
         planlint["time_leak_rows"] = sorted(_global_row(expected, shard, row) for shard, row in planlint["time_leak_rows"])
     finally:
         if server is not None:
@@ -629,18 +636,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"files: train {sizes['train'] / 1e6:.1f} MB, eval {sizes['eval'] / 1e6:.1f} MB ({args.format}, {where}); cpus: {os.cpu_count()}")
     workers = f"{planlint['workers']} worker process{'es' if planlint['workers'] != 1 else ''}" if planlint["mode"] == "parallel" else "1 process"
     print(f"{'':28}{'planlint':>12}{'duckdb':>12}")
-    print(f"{'time (s), best of ' + str(args.repeat):28}{planlint['seconds']:>12.2f}{duck['seconds']:>12.2f}")
+    print(f"{'time (s), median of ' + str(args.repeat):28}{planlint['seconds']:>12.2f}{duck['seconds']:>12.2f}")
     print(f"{'  all runs (s)':28}{' '.join(f'{x:.2f}' for x in planlint['all_seconds']):>12}  {' '.join(f'{x:.2f}' for x in duck['all_seconds'])}")
     print(f"{'cpu time (s)':28}{planlint['cpu_seconds']:>12.2f}{duck['cpu_seconds']:>12.2f}")
     print(f"{'time, cached rerun (s)':28}{planlint['warm_seconds']:>12.3f}{'-':>12}")
-    print(f"{'peak memory (MB)':28}{planlint['peak_mb']:>12.0f}{duck['peak_mb']:>12.0f}")
+    print(f"{'peak memory, VmHWM sum (MB)':28}{planlint['peak_mb']:>12.0f}{duck['peak_mb']:>12.0f}")
     if planlint["mode"] == "parallel":
         print(f"{'  planlint main + workers':28}{planlint['main_peak_mb']:>8.0f} + {' + '.join(f'{mb:.0f}' for mb in planlint['worker_peak_mb'])}"
-              "  (each process's VmHWM; shared pages counted in each)")
+              "  (each process's VmHWM; shared pages counted in each: an upper bound)")
     if planlint.get("pss_peak_mb") and duck.get("pss_peak_mb"):
         print(f"{'peak PSS, sampled (MB)':28}{planlint['pss_peak_mb']:>12.0f}{duck['pss_peak_mb']:>12.0f}")
     print(f"planlint ran with {workers}; duckdb with {duck['threads']} threads")
-    print(f"ratio planlint/duckdb: {ratio:.2f}x (target <= {RATIO_TARGET}x); planlint peak {planlint['peak_mb']:.0f} MB (target < {MEMORY_TARGET_MB} MB)")
+    target = REMOTE_RATIO_TARGET if args.remote else RATIO_TARGET
+    # the whole process tree: summed PSS where it could be sampled, else the VmHWM sum (an upper bound)
+    memory = planlint.get("pss_peak_mb") or planlint["peak_mb"]
+    time_met, memory_met = ratio <= target, memory < MEMORY_TARGET_MB
+    print(f"target: time <= {target}x DuckDB's: {ratio:.2f}x, {'met' if time_met else 'NOT met'}")
+    print(f"target: peak memory < {MEMORY_TARGET_MB} MB: {memory:.0f} MB ({'summed PSS' if planlint.get('pss_peak_mb') else 'VmHWM sum'}), {'met' if memory_met else 'NOT met'}")
 
     keys = ["leaked_groups", "leaked_train_rows", "leaked_eval_rows", "leaked_values", "time_leaks_train", "time_leak_rows", "time_leaks_eval", "duplicates"]
     problems = []
@@ -658,7 +670,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {shown:22} expected {expected[key]!s:>8}  planlint {planlint[key]!s:>8}  duckdb {duck[key]!s:>8}")
     for message in planlint["messages"]:
         print("  planlint:", message[:300] + ("…" if len(message) > 300 else ""))
-    meets = ratio <= RATIO_TARGET and planlint["peak_mb"] < MEMORY_TARGET_MB
+    meets = time_met and memory_met
     if args.json:
         Path(args.json).write_text(json.dumps({
             "params": params, "repeat": args.repeat, "cpus": os.cpu_count(), "file_bytes": sizes, "expected": expected,
