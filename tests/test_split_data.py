@@ -632,11 +632,30 @@ def _messy_rows(n: int) -> list[dict]:
     return rows_
 
 
+_REAL_CAN_FORK = _scan._can_fork
+
+
+def _allow_workers(monkeypatch) -> None:
+    """Let the worker path run here: skip where there is no fork; where only
+    daemon threads that earlier tests left behind (their HTTP servers' idle
+    handlers) stop the data checks from forking, fork all the same (the
+    workers never touch those threads). test_workers_not_used_with_other_threads
+    keeps the real test."""
+    import multiprocessing
+    import threading
+
+    if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("worker processes need fork (Linux)")
+    if not _REAL_CAN_FORK() and all(thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
+        monkeypatch.setattr(_scan, "_can_fork", lambda: True)
+    if not _scan._can_fork():
+        pytest.skip("this process runs other threads: the data checks do not fork")
+
+
 @pytest.fixture
 def tiny_pieces(monkeypatch):
     """Force the worker path even for small files, with tiny pieces."""
-    if not _scan._can_fork():
-        pytest.skip("worker processes need fork (Linux)")
+    _allow_workers(monkeypatch)
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
     monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
@@ -671,8 +690,7 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
     monkeypatch.setattr(_scan, "SMALL_UNIT_MIN_BYTES", 200)
     monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
-    if not _scan._can_fork():
-        pytest.skip("worker processes need fork (Linux)")
+    _allow_workers(monkeypatch)
     assert check(train, eval_) == expected
     assert _scan.last_stats["mode"] == "parallel", _scan.last_stats
     assert len(_scan.last_stats["worker_peak_kb"]) == 3
@@ -700,8 +718,10 @@ def test_stray_csv_quote_falls_back_to_one_process(tmp_path, tiny_pieces, monkey
     assert check(train, eval_) == (issues, notes)
 
 
-def test_workers_not_used_with_other_threads(tmp_path, tiny_pieces):
+def test_workers_not_used_with_other_threads(tmp_path, tiny_pieces, monkeypatch):
     import threading
+
+    monkeypatch.setattr(_scan, "_can_fork", _REAL_CAN_FORK)
 
     train = write_rows(tmp_path / "train.jsonl", clean_train(100))
     eval_ = write_rows(tmp_path / "eval.jsonl", clean_eval())
