@@ -817,3 +817,28 @@ def test_ascii_inputs_normalized_as_normalize_text():
     values = ["", " ", "a", "A b", "a  b", " a", "a ", "a\tb", "a\nb", "a\x0bb", "a\x0cb", "a\rb", "a\x1cb", "a\x1fb",
               "a\x00b", "a\x7fb", "\ta", "MiXeD Case", "x" * 50 + "  " + "y", "  lead and trail  ", "a \t b"]
     assert _scan._input_texts(values, None) == [normalize_text(value) for value in values]
+
+
+def test_content_hash_of_a_large_file_in_halves(tmp_path, monkeypatch):
+    """A large file's cache identity is hashed in two halves at once: it is a
+    function of every byte, and no thread is left running (workers fork after)."""
+    import hashlib
+    import threading
+
+    data = bytes(range(256)) * 4099 + b"tail"
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(data)
+    assert _base.content_sha256(path) == hashlib.sha256(data).hexdigest()  # small: the file's SHA-256
+    monkeypatch.setattr(_base, "HASH_SPLIT_BYTES", 1000)
+    half = len(data) // 2
+    expected = "halves:" + hashlib.sha256(hashlib.sha256(data[:half]).digest() + hashlib.sha256(data[half:]).digest()).hexdigest()
+    assert _base.content_sha256(path) == expected
+    assert threading.active_count() == 1 or all(thread.name != "planlint-hash" for thread in threading.enumerate())
+    for position in (0, half - 1, half, len(data) - 1):  # a change anywhere changes it
+        changed = bytearray(data)
+        changed[position] ^= 1
+        path.write_bytes(bytes(changed))
+        assert _base.content_sha256(path) != expected
+    path.unlink()
+    with pytest.raises(OSError):
+        _base.content_sha256(path)

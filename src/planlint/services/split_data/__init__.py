@@ -570,13 +570,7 @@ def _file_note(side: _Side, fields: Fields) -> DataNote | None:
 
 
 def _file_sha256(path: Path) -> str:
-    with open(path, "rb") as handle:
-        if hasattr(hashlib, "file_digest"):
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-        digest = hashlib.sha256()
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-        return digest.hexdigest()
+    return _base.content_sha256(path)
 
 
 def _content_ids(path):

@@ -35,7 +35,7 @@ from typing import Any, Iterator, Optional
 from urllib.parse import urlsplit
 
 from planlint.core.urls import mask_uris, scheme, show_uri
-from planlint.services.split_data._base import FileReport, OverLimit, UnsupportedFormat, check_deadline, detect_format
+from planlint.services.split_data._base import FileReport, OverLimit, UnsupportedFormat, check_deadline, content_sha256, detect_format
 from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
 
 #: `data.max_bytes`: what one split may read from storage, by default (2 GiB).
@@ -283,15 +283,7 @@ def _local_size(path) -> int:
 
 
 def _file_sha256(path) -> str:
-    import hashlib
-
-    with open(path, "rb") as handle:
-        if hasattr(hashlib, "file_digest"):
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-        digest = hashlib.sha256()
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-        return digest.hexdigest()
+    return content_sha256(path)
 
 
 # --------------------------------------------------------------------------
