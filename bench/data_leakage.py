@@ -346,8 +346,7 @@ def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
 
     stats = dict(_scan.last_stats)
     result = {"seconds": cold, "warm_seconds": warm, "mode": stats.get("mode"), "workers": stats.get("workers", 1),
-              "worker_peak_mb": [kb / 1024 for kb in stats.get("worker_peak_kb") or []],
-              "small_worker_peak_mb": [kb / 1024 for kb in stats.get("small_worker_peak_kb") or []], "leaked_groups": 0, "leaked_train_rows": 0, "leaked_eval_rows": 0,
+              "worker_peak_mb": [kb / 1024 for kb in stats.get("worker_peak_kb") or []], "leaked_groups": 0, "leaked_train_rows": 0, "leaked_eval_rows": 0,
               "leaked_values": [], "time_leaks_train": 0, "time_leak_rows": [], "time_leaks_eval": 0, "duplicates": 0,
               "messages": [f"{issue.code} [{issue.split}] {issue.message}" for issue in issues] + [f"note: {note.message}" for note in notes]}
     for issue in issues:
@@ -526,8 +525,7 @@ def _run_child(side: str, files: dict, cache_dir: str, env: dict | None = None) 
     result["main_peak_mb"] = result.get("vmhwm_mb") or result["ru_maxrss_mb"]
     # planlint may fork workers: count each one's own peak on top (an upper
     # bound: pages a worker shares with its parent are counted twice)
-    # (the smaller split's workers have ended before the larger split's start)
-    result["peak_mb"] = result["main_peak_mb"] + max(sum(result.get("worker_peak_mb") or []), sum(result.get("small_worker_peak_mb") or []))
+    result["peak_mb"] = result["main_peak_mb"] + sum(result.get("worker_peak_mb") or [])
     result["cpu_seconds"] = usage.ru_utime + usage.ru_stime  # includes reaped workers
     result["pss_peak_mb"] = peak_pss / 1024 if sampling else None
     return result

@@ -659,7 +659,6 @@ def tiny_pieces(monkeypatch):
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
     monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
-    monkeypatch.setattr(_scan, "SMALL_UNIT_MIN_BYTES", 200)
     monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
 
 
@@ -688,13 +687,11 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
     monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
-    monkeypatch.setattr(_scan, "SMALL_UNIT_MIN_BYTES", 200)
     monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
     _allow_workers(monkeypatch)
     assert check(train, eval_) == expected
     assert _scan.last_stats["mode"] == "parallel", _scan.last_stats
     assert len(_scan.last_stats["worker_peak_kb"]) == 3
-    assert _scan.last_stats["small_mode"] == "parallel", _scan.last_stats  # the smaller split too, in several pieces
     monkeypatch.setattr(_scan, "TABLE_FROM_ROWS", 0)  # the smaller split's inputs in an InputTable
     assert check(train, eval_) == expected
 

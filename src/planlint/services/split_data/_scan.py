@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from itertools import compress, repeat
 from functools import partial
-from operator import add, and_, ge as _at_or_after, not_, rshift
+from operator import and_, ge as _at_or_after, not_, rshift
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,13 +46,6 @@ PARALLEL_MIN_BYTES = 32 << 20
 #: Size of one piece handed to a worker (plain files; gzip pieces follow
 #: the reader's chunks).
 UNIT_BYTES = 16 << 20
-#: Above this size the smaller split is read in this process: merging its
-#: pieces' indexes costs memory (~20 MB more at 1M rows) and time that its
-#: reading in two processes no longer makes up for.
-SMALL_PARALLEL_MAX_BYTES = 64 << 20
-#: Smallest piece of the smaller split handed to a worker (it is cut in about
-#: four pieces per worker, for an even share).
-SMALL_UNIT_MIN_BYTES = 1 << 20
 #: Upper bound on worker processes.
 MAX_WORKERS = 4
 
@@ -400,42 +393,11 @@ def index_unit(spec: SideSpec, unit: tuple = FILE) -> SmallPart:
     return part
 
 
-class _SmallParts:
-    """The smaller split's index, put together from its units in file order."""
-
-    def __init__(self) -> None:
-        self.index = SmallIndex()
-        self.report = FileReport()
-        self.codes, self.rows = array("q"), array("q")
-
-    def merge(self, part: SmallPart, offset: int) -> None:
-        self.report.merge(part.report, offset)
-        groups = self.index.packed_groups
-        for key, value in part.groups.items():
-            entry = groups.get(key)
-            groups[key] = value + offset if entry is None else entry + (value - (value & FIRST_MASK))
-        self.codes.extend(part.codes)
-        self.rows.extend(map(add, part.rows, repeat(offset, len(part.rows))) if offset else part.rows)
-
-    def finish(self) -> tuple[SmallIndex, FileReport]:
-        self.index.set_inputs(self.codes, self.rows)
-        return self.index, self.report
-
-
 def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
-    """Read the smaller split into its index: by worker processes when it is
-    large enough but not very large (in units, like the larger split), else in
-    this process."""
+    """Read the smaller split into its index, in this process. (Reading it
+    in worker processes too cost ~0.3 s more CPU for 100k rows, in pickled
+    pieces and forks, for no wall time that could be measured on 2 shared cores.)"""
     last_stats.clear()
-    last_stats.update(small_mode="sequential")
-    if _use_workers(spec, PARALLEL_MIN_BYTES // 4) and _size(spec) <= (SMALL_PARALLEL_MAX_BYTES // 4 if spec.gz else SMALL_PARALLEL_MAX_BYTES):
-        parts = _SmallParts()
-        try:
-            _read_parallel(spec, partial(index_unit, spec), parts, worker_count(), max(SMALL_UNIT_MIN_BYTES, _size(spec) // (4 * worker_count())))
-            last_stats.update(small_mode="parallel")
-            return parts.finish()
-        except (Unsplittable, _WorkersFailed) as reason:
-            last_stats.update(small_fallback=str(reason))
     spec.layout = None
     part = index_unit(spec, FILE)
     index = SmallIndex()
@@ -661,10 +623,7 @@ def _read_parallel(spec: SideSpec, task: Callable[[tuple], Any], total: Any, wor
                     offset += piece.report.lines
                     merged += 1
                 feed(conn)
-        if isinstance(total, BigResult):
-            last_stats.update(mode="parallel", workers=workers, worker_peak_kb=sorted(peaks.values()))
-        else:
-            last_stats.update(small_worker_peak_kb=sorted(peaks.values()))
+        last_stats.update(mode="parallel", workers=workers, worker_peak_kb=sorted(peaks.values()))
     finally:
         close = getattr(units, "close", None)
         if close is not None:
