@@ -373,7 +373,9 @@ def _duck_source(path: str) -> str:
         columns = "{" + ", ".join(f"'{name}': 'VARCHAR'" for name in (GROUP_KEY, TIME_KEY, INPUT_KEY)) + "}"
         return f"read_json('{quoted}', format='newline_delimited', columns={columns})"
     if ".csv" in path:
-        return f"read_csv('{quoted}', header=true, all_varchar=true)"
+        # the dialect spelled out: the sniffer samples the start of the file and
+        # may see no quoted field there (it then reads quotes as plain text)
+        return f"read_csv('{quoted}', header=true, all_varchar=true, delim=',', quote='\"', escape='\"')"
     return f"read_parquet('{quoted}')"
 
 
