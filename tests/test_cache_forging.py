@@ -105,6 +105,44 @@ def test_a_committed_split_data_entry_saying_no_leak_does_not_hide_pl207(tmp_pat
     assert result.status == 1 and _codes(result) == ["PL207"], result
 
 
+@pytest.mark.parametrize("forgery", ["resealed with the attacker's key", "unsealed"])
+def test_a_committed_piece_of_one_shard_saying_no_leak_does_not_hide_pl207(tmp_path, forgery):
+    """The larger split's shards each have a cached piece (issue 16): a forged piece hides nothing."""
+    attacker_env, ci_env = _keys(tmp_path)
+    repo = tmp_path / "repo"
+    write(repo / "plans" / "plan.yaml", REF.replace("path: data/retail/train.jsonl", "path: data/train-*.jsonl").replace("path: data/retail/eval.jsonl", "path: data/eval.jsonl"))
+    rows = lambda prefix, customers: "".join(json.dumps({"id": f"{prefix}{i}", "customer_id": c, "created_at": "2026-05-01" if prefix[0] == "t" else "2026-08-10", "prompt": f"{prefix} q {i}"}) + "\n" for i, c in enumerate(customers))  # noqa: E731
+    write(repo / "data" / "train-0.jsonl", rows("t0", [f"c-{n}" for n in range(10)]))
+    write(repo / "data" / "train-1.jsonl", rows("t1", [f"d-{n}" for n in range(9)] + ["e-2"]))  # e-2 is in both: PL207
+    write(repo / "data" / "eval.jsonl", rows("e", ["e-1", "e-2"]))
+    first = run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)
+    assert _codes(first) == ["PL207"], first
+    assert "train row 10 of train-1.jsonl" in first.json["findings"][0]["message"]
+    shutil_results(repo)
+    for entry in (repo / ".planlint_cache" / "split-data").glob("*.json"):
+        entry.unlink()  # the pieces alone decide
+    forged = 0
+    for entry in (repo / ".planlint_cache" / "split-data" / "pieces").glob("*.json"):
+        if json.loads(entry.read_text(encoding="utf-8"))["leaked"]:
+            _reseal(entry, "split-data-piece", entry.stem, lambda body: body.update(leaked=[]))
+            forged += 1
+    assert forged == 1
+    # Under the attacker's key the forged piece is served: the forgery is a good one.
+    assert _codes(run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)) == []
+    shutil_results(repo)
+    for entry in (repo / ".planlint_cache" / "split-data").glob("*.json"):
+        entry.unlink()
+    if forgery == "unsealed":
+        for entry in (repo / ".planlint_cache" / "split-data" / "pieces").glob("*.json"):
+            body = json.loads(entry.read_text(encoding="utf-8"))
+            del body["mac"]
+            entry.write_text(json.dumps(body), encoding="utf-8")
+    clone = _commit_and_clone(repo, tmp_path / "attacker-copy")
+    result = run_process("--format", "json", "plans/", cwd=clone, env=ci_env)
+    assert result.status == 1 and _codes(result) == ["PL207"], result
+    assert "train row 10 of train-1.jsonl" in result.json["findings"][0]["message"]
+
+
 def shutil_results(repo: Path) -> None:
     """Drop the result cache, so the split-data entry alone decides."""
     import shutil

@@ -353,3 +353,55 @@ def test_https_paths_to_non_public_addresses_are_refused(web, monkeypatch):
     # literal addresses are judged without any traffic: a cloud's metadata service, the private network
     for host in ("169.254.169.254", "10.0.0.8", "[::1]", "0.0.0.0"):
         assert "non-public address" in _sources._non_public_host(f"https://{host}/latest/train.jsonl")
+
+
+def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(store, tmp_path, monkeypatch):
+    """Each object of the larger split has its own cached piece: after one shard changes, that
+    shard is read again (and the smaller split, whose index the shard is compared against);
+    the findings are those of a run without any cache."""
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    bucket = store.bucket()
+    shards(store, bucket)
+    train, eval_ = f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz"
+    cache = tmp_path / "cache"
+    options = dict(cache_dir=cache, project_root=tmp_path / "repo", time_key="created_at", cutoff="2026-08-01")
+    first = check(train, eval_, **options)
+    assert [issue.code for issue in first[0]] == ["PL210", "PL210", "PL207"]  # no row has created_at yet
+    rows = [{"customer_id": f"train-2-{n}", "prompt": f"train prompt 2 {n}", "created_at": "2026-05-01"} for n in range(20)]
+    rows[4]["customer_id"] = "eval-0-2"  # a second leaked customer, in the changed shard
+    rows[9]["prompt"] = "Eval  prompt 1 5"  # and an eval input
+    rows[11]["created_at"] = "2026-09-01"  # and a train row after the cutoff
+    store.put(bucket, "train/part-00002.parquet", parquet_bytes(rows))
+    store.proxy.clear()
+    cached = check(train, eval_, **options)
+    read = {request.path for request in store.proxy.body_gets(bucket)}
+    assert read == {f"/{bucket}/train/part-00002.parquet", f"/{bucket}/eval/part-0.jsonl.gz", f"/{bucket}/eval/part-1.jsonl.gz"}
+    uncached = check(train, eval_, **{**options, "cache_dir": None})
+    assert cached == uncached
+    found = {issue.code: issue.message for issue in cached[0]}
+    assert [issue.code for issue in cached[0]] == ["PL210", "PL210", "PL207", "PL208", "PL209"]
+    assert "'eval-0-2' (train row 5 of part-00002.parquet, eval row 3 of part-0.jsonl.gz)" in found["PL207"]
+    assert "row 12 of part-00002.parquet '2026-09-01'" in found["PL208"]
+    assert "(train row 10 of part-00002.parquet, eval row 6 of part-1.jsonl.gz)" in found["PL209"]
+    assert "40 train rows of 60" in cached[0][0].message  # the cached shards' rows are counted
+    # nothing changed since: nothing is read; one piece forged or edited in the cache is not believed
+    store.proxy.clear()
+    assert check(train, eval_, **options) == uncached
+    assert store.proxy.body_gets(bucket) == []
+    for entry in (cache / "split-data").glob("*.json"):
+        entry.unlink()  # the pieces alone decide
+    pieces = sorted((cache / "split-data" / "pieces").glob("*.json"))
+    assert len(pieces) == 4  # the three shards of the first run, the changed one of the second
+    edited = 0
+    for piece in pieces:
+        body = json.loads(piece.read_text())
+        if body["leaked"] or body["dups"]:
+            body.update(leaked=[], dups=[])  # "no leak here", its MAC kept
+            piece.write_text(json.dumps(body))
+            edited += 1
+    assert edited == 2  # shard 00001 and the new shard 00002
+    store.proxy.clear()
+    assert check(train, eval_, **options) == uncached
+    read = {request.path for request in store.proxy.body_gets(bucket)}
+    assert {f"/{bucket}/train/part-00001.parquet", f"/{bucket}/train/part-00002.parquet"} <= read
+    assert f"/{bucket}/train/part-00000.parquet" not in read  # its piece is untouched, and still believed

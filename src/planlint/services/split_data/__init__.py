@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from planlint.services.split_data import _base, _scan, _sources
+from planlint.services.split_data import _base, _pieces, _scan, _sources
 from planlint.services.split_data._base import (
     Fields,
     FileReport,
@@ -229,11 +229,14 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
     seal_key = None
     if cache_dir is not None:
         seal_key = machine_key(project_root)
+    pieces: _PieceCaches | None = None
     if seal_key is not None:
         try:
-            key = _cache_key(params, train_path, eval_path)
+            ids = {"train": _content_ids(train_path), "eval": _content_ids(eval_path)}
         except OSError as error:
             return [], [DataNote(None, f"could not read the split files ({_os_error(error)}); data-aware checks skipped")]
+        key = _cache_key(params, ids["train"], ids["eval"])
+        pieces = _PieceCaches(Path(cache_dir), seal_key, params, ids)
         if key is not None:  # None: an object without a version or ETag, not cached
             cache_file = Path(cache_dir) / "split-data" / f"{key}.json"
             cached = _cache_read(cache_file, seal_key, key)
@@ -241,7 +244,7 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
                 return cached
 
     try:
-        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs)
+        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces)
     except _Limited as limited:
         message = f"{limited.path}: {limited.reason}: the data checks stopped there"
         return [], [DataNote(limited.split, message + "; data-aware checks skipped", over_budget=True)]
@@ -251,9 +254,12 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
         return [], [DataNote(failed.split, failed.reason + "; data-aware checks skipped", over_budget=True)]
     except _ReadError as error:
         return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped")]
-    if cache_file is not None and not any(note.over_budget for note in notes):
+    if not any(note.over_budget for note in notes):
         # a result a limit cut short is not kept: it is not the answer
-        _cache_write(cache_file, issues, notes, seal_key, cache_file.stem)
+        if cache_file is not None:
+            _cache_write(cache_file, issues, notes, seal_key, cache_file.stem)
+        if pieces is not None and pieces.made is not None:
+            pieces.made.write()
     return issues, notes
 
 
@@ -328,7 +334,25 @@ class _Side:
         return f"row {local} of {name}"
 
 
-def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs):
+class _PieceCaches:
+    """What the per-object cache of the larger split's pieces is made from (see _pieces)."""
+
+    def __init__(self, directory: Path, seal_key: bytes, params: dict, ids: dict) -> None:
+        self.directory, self.seal_key, self.params, self.ids = directory, seal_key, params, ids
+        self.made: "_pieces.PieceCache | None" = None
+
+    def make(self, small_split: str, big_split: str) -> "_pieces.PieceCache | None":
+        """The cache of the pieces of `big_split`, or None when the smaller split's content has no name."""
+        small_ids = self.ids[small_split]
+        if small_ids is None:
+            return None
+        base = {**self.params, "big": big_split, "small_ids": small_ids}
+        big_ids = self.ids[big_split]
+        self.made = _pieces.PieceCache(self.directory, self.seal_key, CACHE_VERSION, base, big_ids if isinstance(big_ids, list) else None)
+        return self.made
+
+
+def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces: "_PieceCaches | None" = None):
     train = _Side("train", train_path, *formats["train"])
     held_out = _Side("eval", eval_path, *formats["eval"])
     try:
@@ -344,7 +368,12 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs):
         side = small
         index, small.report = _scan.read_small(_scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut))
         side = big
-        result = _scan.read_big(_scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut), index)
+        big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut)
+        piece_cache = pieces.make(small.split, big.split) if pieces is not None and isinstance(big.path, Source) else None
+        if piece_cache is not None:  # several objects: one piece each, cached pieces not read again
+            result = _pieces.read_big_objects(big_spec, index, big.path, piece_cache)
+        else:
+            result = _scan.read_big(big_spec, index)
         big.report = result.report
     except (MissingExtra, OverBudget):
         raise
@@ -580,9 +609,8 @@ def _content_ids(path):
     return _file_sha256(path)
 
 
-def _cache_key(params: dict, train_path, eval_path) -> str | None:
-    """The cache key of a check, or None when a split's content has no name (an https:// object without an ETag)."""
-    train_ids, eval_ids = _content_ids(train_path), _content_ids(eval_path)
+def _cache_key(params: dict, train_ids, eval_ids) -> str | None:
+    """The cache key of a check (given each split's content ids), or None when a split's content has no name (an https:// object without an ETag)."""
     if train_ids is None or eval_ids is None:
         return None
     material = json.dumps({**params, "train_sha256": train_ids, "eval_sha256": eval_ids}, sort_keys=True)

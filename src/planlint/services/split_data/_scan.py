@@ -244,6 +244,7 @@ class BigResult:
         self.report = FileReport()
         self.leaked: dict[str, list[int]] = {}  # group text -> [first row, rows]
         self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, shown value]
+        self.dup_texts: dict[int, str] = {}  # input digest -> its normalized text (for the piece cache)
 
     def merge(self, part: "BigResult", offset: int) -> None:
         self.report.merge(part.report, offset)
@@ -253,6 +254,7 @@ class BigResult:
                 self.leaked[key] = [first + offset, count]
             else:
                 entry[1] += count
+        self.dup_texts.update(part.dup_texts)
         for code, (first, count, shown) in part.dups.items():
             entry = self.dups.get(code)
             if entry is None:
@@ -409,7 +411,7 @@ def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
 def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResult:
     """Compare one unit of the larger split against the smaller split's index."""
     result = BigResult()
-    report, leaked, dups = result.report, result.leaked, result.dups
+    report, leaked, dups, dup_texts = result.report, result.leaked, result.dups, result.dup_texts
     groups, input_hits = index.packed_groups, index.input_hits
     no_group, no_input = report.no_group, report.no_input
     fields = spec.fields
@@ -461,6 +463,7 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResul
             entry = dups.get(code)
             if entry is None:
                 dups[code] = [rows[position], 1, show_input(input_values[position])]
+                dup_texts[code] = texts[position]
             else:
                 entry[1] += 1
     return result
