@@ -405,3 +405,44 @@ def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(st
     read = {request.path for request in store.proxy.body_gets(bucket)}
     assert {f"/{bucket}/train/part-00001.parquet", f"/{bucket}/train/part-00002.parquet"} <= read
     assert f"/{bucket}/train/part-00000.parquet" not in read  # its piece is untouched, and still believed
+
+
+def test_a_local_globs_shards_cached_as_pieces_give_the_uncached_findings_and_notes(tmp_path, monkeypatch):
+    """Skipped rows, rows without a key, time leaks, duplicates and a column only some shards have:
+    after one shard changed, a run from the cached pieces reports what a run without cache does."""
+    from planlint.services.split_data import GlobMatches, _scan, local_glob
+
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def shard(number: int, extra: str = "") -> None:
+        lines = [json.dumps({"customer_id": f"t{number}-{n}", "prompt": f"Train {number} {n}", "created_at": "2026-05-01"}) for n in range(30)]
+        lines[3] = "{not json"
+        lines[5] = json.dumps({"prompt": "no customer", "created_at": "2026-05-01"})
+        lines[8] = json.dumps({"customer_id": "e-1", "prompt": "EVAL  one", "created_at": "2026-09-0" + str(number + 1)})
+        (data / f"train-{number}.jsonl").write_text("\n".join(lines) + "\n" + extra)
+
+    for number in range(3):
+        shard(number)
+    (data / "eval.jsonl").write_text("".join(json.dumps({"customer_id": f"e-{n}", "prompt": f"eval {n}", "created_at": "2026-08-10"}) + "\n" for n in range(4)))
+
+    def run(cache):
+        train = GlobMatches("data/train-*.jsonl", local_glob(tmp_path, "data/train-*.jsonl"))
+        return check_split_data(train, data / "eval.jsonl", group_key="customer_id", time_key="created_at", cutoff="2026-08-01",
+                                input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+
+    cache = tmp_path / "cache"
+    first = run(cache)
+    assert _scan.last_stats["cached_pieces"] == 0
+    assert first == run(None)
+    shard(1, extra=json.dumps({"customer_id": "e-2", "prompt": "eval 3", "created_at": "soon"}) + "\n")
+    for entry in (cache / "split-data").glob("*.json"):
+        entry.unlink()  # (it missed anyway: a file changed)
+    cached = run(cache)
+    assert _scan.last_stats["cached_pieces"] == 2  # shards 0 and 2 were not read
+    uncached = run(None)
+    assert cached == uncached
+    assert [issue.code for issue in cached[0]] == ["PL210", "PL211", "PL207", "PL208", "PL209"]
+    assert "row 31 of train-1.jsonl" in cached[0][1].message
+    assert cached[1] and "train-0.jsonl" in cached[1][0].message  # the skipped rows, named in the cached shards too
