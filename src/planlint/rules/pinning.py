@@ -188,6 +188,7 @@ def runtime_version_unpinned(ctx: PlanContext) -> Iterator[Problem]:
 
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_HF_LATE_REVISION = re.compile(r"^hf://[^/]+/[^/]+/[^/@]+(?P<file>/[^@]+)@(?P<revision>[^/@]+)$")
 _HF = re.compile(r"^hf://(?P<kind>datasets|spaces|models)/(?P<org>[^/@]+)/(?P<name>[^/@]+)(?:@(?P<revision>[^/]*))?(?P<file>/.*)?$")
 
 
@@ -207,7 +208,13 @@ def split_path_pin(path: str) -> tuple[str, str, str] | None:
         match = _HF.match(path)
         if match and match.group("revision") and _COMMIT.match(match.group("revision")):
             return None
-        if match:
+        late = _HF_LATE_REVISION.match(path) if match and not match.group("revision") else None
+        if late:
+            # huggingface_hub reads a revision only after the repository's name: FILE@REV names a file "FILE@REV"
+            revision = late.group("revision") if _COMMIT.match(late.group("revision")) else "<commit sha>"
+            pinned = f"hf://{match.group('kind')}/{match.group('org')}/{match.group('name')}@{revision}{late.group('file')}"
+            why = f"puts the revision {show(late.group('revision'))} after the file, where huggingface_hub reads it as part of the file's name"
+        elif match:
             pinned = f"hf://{match.group('kind')}/{match.group('org')}/{match.group('name')}@<commit sha>{match.group('file') or ''}"
             why = "has no revision, so it reads whatever was pushed last" if not match.group("revision") else \
                 f"names the revision {show(match.group('revision'))}, a branch or tag that can move, not a commit hash"
@@ -220,7 +227,8 @@ def split_path_pin(path: str) -> tuple[str, str, str] | None:
     if scheme == "s3":
         if re.search(r"[?&]versionId=[^&]+", rest):
             return None
-        return WARNING, "names an object key without a version, and the object can be overwritten under that key", f"{path}?versionId=<version id>"
+        unversioned = re.sub(r"[?&]versionId=$", "", path)
+        return WARNING, "names an object key without a version, and the object can be overwritten under that key", f"{unversioned}?versionId=<version id>"
     if scheme in ("gs", "gcs"):
         if re.search(r"#\d+$", rest):
             return None
