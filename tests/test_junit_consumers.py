@@ -99,15 +99,45 @@ def test_junitparser_counts_match_the_findings(junit_file, tmp_path):
 
     path, findings = junit_file
     errors = sum(1 for f in findings if f["severity"] == "error")
+    notes = [s for s in JUnitXml.fromfile(str(path)) if s.name == "planlint notes"]  # what could not be checked: skipped
+    skipped = sum(len(list(s)) for s in notes)
     merged = tmp_path / "merged.xml"
     proc = subprocess.run([sys.executable, "-m", "junitparser", "merge", str(path), str(merged)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     for xml in (JUnitXml.fromfile(str(path)), JUnitXml.fromfile(str(merged))):
         xml.update_statistics()
-        assert (xml.tests, xml.failures, xml.errors) == (len(findings) + 1, errors, 0)  # + the clean plan's testcase
-        suites = {suite.name: suite for suite in xml}
+        assert (xml.tests, xml.failures, xml.errors) == (len(findings) + 1 + skipped, errors, 0)  # + the clean plan's testcase
+        assert xml.skipped == skipped
+        suites = {suite.name: suite for suite in xml if suite.name != "planlint notes"}
         assert set(suites) == {"plans/clean.yaml", "plans/broken.yaml"}
         cases = list(suites["plans/broken.yaml"])
         assert len(cases) == len(findings)
         assert sum(1 for case in cases if not case.is_passed) == errors
         assert [case.is_passed for case in suites["plans/clean.yaml"]] == [True]
+
+
+def test_notes_are_skipped_testcases_valid_against_the_xsd_and_counted_by_junitparser(tmp_path):
+    """What planlint could not check reaches JUnit readers too: one skipped testcase per note."""
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema is not installed (pip install -e '.[test]')")
+    import xml.etree.ElementTree as ET
+
+    from planlint.core.model import Report
+    from planlint.formats.junit import format_junit
+
+    notes = ["plans/a.yaml: splits.train.path: gs://b/t.jsonl: reading gs:// paths needs the optional extra: pip install 'planlint[gcs]' (gcsfs)",
+             "plans/a.yaml: data checks stopped at data.max_bytes \x1b[31m <&>"]
+    text = format_junit(Report(files=1, paths=["plans/a.yaml"], notes=notes))
+    xmlschema.XMLSchema(str(XSD)).validate(text)
+    root = ET.fromstring(text)
+    skipped = root.findall(".//testcase/skipped")
+    assert [s.get("message") for s in skipped][0] == notes[0]
+    assert "<&>" in skipped[1].get("message") and "\x1b" not in skipped[1].get("message")
+    suite = [s for s in root.iter("testsuite") if s.find(".//skipped") is not None][0]
+    assert suite.get("skipped") == "2" and suite.get("failures") == "0" and suite.get("tests") == "2"
+    assert root.get("tests") == "3" and root.get("failures") == "0"
+    pytest.importorskip("junitparser", reason="junitparser is not installed (pip install -e '.[test]')")
+    from junitparser import JUnitXml
+
+    (tmp_path / "r.xml").write_text(text)
+    xml = JUnitXml.fromfile(str(tmp_path / "r.xml"))
+    assert sum(s.skipped for s in xml) == 2

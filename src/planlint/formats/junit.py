@@ -10,6 +10,10 @@ second `<failure>` in one testcase vanishes from their reports).
   (as planlint's exit status has it) whose `<system-out>` holds the warning.
 * A clean plan is a testsuite with one passing testcase named by its path.
 * A finding about a plan that no longer exists (PL704) has its own testsuite.
+* What planlint could not check (the report's notes: a split it could not
+  read, a missing extra, a byte cap or time budget reached) is a testsuite
+  named "planlint notes" with one skipped testcase per note, the note its
+  `<skipped message>`: nothing passes silently in this format either.
 
 Every attribute is one the Jenkins `junit-10.xsd` allows (pytest's own output
 is checked against the same schema). Text goes through `messages.sanitize`,
@@ -36,7 +40,7 @@ def format_junit(report: Report, **_: object) -> str:
     by_path: dict[str, list[Finding]] = {path: [] for path in report.paths}
     for finding in report.findings:
         by_path.setdefault(finding.path, []).append(finding)  # a deleted plan has findings but no file
-    total_tests = sum(max(1, len(findings)) for findings in by_path.values())
+    total_tests = sum(max(1, len(findings)) for findings in by_path.values()) + len(report.notes)
     suites = ET.Element("testsuites", {"name": "planlint", **_counts(total_tests, report.errors), "time": "0"})
     for path, findings in by_path.items():
         name = sanitize(path)
@@ -56,5 +60,11 @@ def format_junit(report: Report, **_: object) -> str:
                 failure.text = sanitize(_line(f))
             else:
                 ET.SubElement(case, "system-out").text = sanitize(_line(f))
+    if report.notes:
+        notes = ET.SubElement(suites, "testsuite", {"name": "planlint notes", **_counts(len(report.notes), 0),
+                                                    "skipped": str(len(report.notes)), "time": "0"})
+        for number, note in enumerate(report.notes, 1):
+            case = ET.SubElement(notes, "testcase", {"classname": "planlint notes", "name": f"note {number}", "time": "0"})
+            ET.SubElement(case, "skipped", {"message": sanitize(note)})
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
