@@ -277,6 +277,42 @@ def test_plain_http_is_refused_outside_tests(web, monkeypatch):
     assert "plain http:// is not read" in notes[0].message
 
 
+def test_a_redirect_is_not_followed_past_the_address_check(web, monkeypatch):
+    """The attack: a split URL on an allowed host answers 302 to an address the runner must not read
+    (its instance metadata, the private network: here a second local server standing in for it)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    inside, root = web  # what the redirect points at
+    (root / "credentials").write_text('{"customer_id": "AKIA-from-the-metadata-service"}\n')
+    target = f"{inside.url}/credentials"
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_HEAD = do_GET
+
+    outside = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=outside.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")
+        (root / "eval.jsonl").write_text('{"customer_id": "c1"}\n')
+        issues, notes = check(f"http://127.0.0.1:{outside.server_port}/train.jsonl", f"{inside.url}/eval.jsonl")
+    finally:
+        outside.shutdown()
+        outside.server_close()
+    assert issues == [] and len(notes) == 1
+    assert "redirects are not followed" in notes[0].message and "does not exist" not in notes[0].message
+    assert [request.path for request in inside.requests if request.path == "/credentials"] == []
+
+
 # --------------------------------------------------------------------------
 # the CLI, every output format, and no secret anywhere
 

@@ -96,7 +96,38 @@ def safe_text(text: str) -> str:
     return text[:300]
 
 
+class RedirectRefused(Exception):
+    """An http(s) server answered with a redirect, which is never followed (see `_refuse_redirects`)."""
+
+
+async def _refuse_redirects(response) -> None:
+    """aiohttp's response check for http(s) split objects: a redirect is an error, not a hop.
+
+    The public-address check looks at the host the plan names; a public
+    server could redirect the runner to its instance metadata or the
+    private network, so redirects are not followed (`allow_redirects=False`)
+    and a 3xx answer is refused here rather than read as the object's bytes.
+    """
+    if 300 <= response.status < 400:
+        raise RedirectRefused(f"the server redirects (HTTP {response.status}), and redirects are not followed:"
+                              " name the object's own address")
+    response.raise_for_status()
+
+
+def _refusal(error: BaseException) -> Optional[RedirectRefused]:
+    """The RedirectRefused behind `error` (fsspec reports it as a FileNotFoundError caused by it), or None."""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, RedirectRefused):
+            return error
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return None
+
+
 def _error_text(error: BaseException) -> str:
+    refused = _refusal(error)
+    if refused is not None:
+        return str(refused)
     if isinstance(error, FileNotFoundError):
         return "no such object"
     if isinstance(error, PermissionError):
@@ -447,7 +478,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
         raise
     except Exception as error:
         check_deadline()  # a timeout past the budget is the budget
-        if isinstance(error, FileNotFoundError):
+        if isinstance(error, FileNotFoundError) and _refusal(error) is None:
             raise SourceProblem(f"{shown}: does not exist") from None
         raise SourceProblem(f"{shown}: could not be listed ({_error_text(error)})") from None
     prefix = _fixed_prefix(fs_path) if glob else ""
@@ -567,10 +598,10 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
     if kind == "hf":
         fs = fsspec.filesystem("hf", skip_instance_cache=True)
         return fs, value[len("hf://"):], None
-    client: dict = {}
+    client: dict = {"raise_for_status": _refuse_redirects}
     if wait is not None:
         import aiohttp
 
         client["timeout"] = aiohttp.ClientTimeout(total=None, sock_connect=wait, sock_read=wait)
-    fs = fsspec.filesystem(kind, skip_instance_cache=True, client_kwargs=client)
+    fs = fsspec.filesystem(kind, skip_instance_cache=True, client_kwargs=client, allow_redirects=False)
     return fs, value, None
