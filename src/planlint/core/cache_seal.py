@@ -154,6 +154,19 @@ def unseal(key: bytes | None, cache: str, identity: str, text: str | bytes) -> d
     return entry if hmac.compare_digest(mac, expected) else None
 
 
+def read_sealed(path, key: bytes | None, cache: str, identity: str, limit: int = -1) -> dict | None:
+    """The body of the entry in file `path` (at most `limit` bytes read) when this machine sealed it
+    for (`cache`, `identity`); None when it is absent, unreadable, too long to be whole or not sealed here."""
+    if key is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(limit)
+    except OSError:
+        return None
+    return unseal(key, cache, identity, text)
+
+
 def seal_bytes(key: bytes, cache: str, identity: str, body: bytes) -> bytes:
     """`body` sealed as raw bytes: a line with its MAC, then the body (for large entries: no re-serialising to check it)."""
     return _mac_bytes(key, cache, identity, body).encode() + b"\n" + body

@@ -37,7 +37,7 @@ from typing import Callable, Iterable
 from urllib.parse import quote
 
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import machine_key, seal, unseal
+from planlint.core.cache_seal import machine_key, read_sealed, seal
 from planlint.core.registry_settings import (
     TOKEN_VARIABLE,
     URL_VARIABLE,
@@ -84,13 +84,7 @@ class Cache:
 
     def get(self, url: str):
         """(status, data) when a fresh answer that this machine stored is there, else None."""
-        if self.key is None:
-            return None
-        try:
-            with open(self._file(url), "rb") as fh:
-                entry = unseal(self.key, "registry", url, fh.read(4 << 20))
-        except OSError:
-            return None
+        entry = read_sealed(self._file(url), self.key, "registry", url, 4 << 20)
         if not isinstance(entry, dict) or entry.get("url") != url or not isinstance(entry.get("stored"), (int, float)):
             return None
         status = entry.get("status")

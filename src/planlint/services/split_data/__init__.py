@@ -46,7 +46,7 @@ from planlint.services.split_data._base import (
     row_hint,
 )
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import machine_key, seal, unseal
+from planlint.core.cache_seal import machine_key, read_sealed, seal
 from planlint.services.split_data._sources import DEFAULT_MAX_BYTES, OverBytes, Source, SourceProblem, limit_text, local_glob, local_source
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
 
@@ -619,9 +619,8 @@ def _cache_key(params: dict, train_ids, eval_ids) -> str | None:
 
 def _cache_read(path: Path, seal_key: bytes, key: str) -> tuple[list[DataIssue], list[DataNote]] | None:
     """The entry stored under `key`, if this machine sealed it (a committed entry is not trusted)."""
+    data = read_sealed(path, seal_key, "split-data", key, 4 << 20)
     try:
-        with open(path, "rb") as handle:
-            data = unseal(seal_key, "split-data", key, handle.read(4 << 20))
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
             return None
         issues = [DataIssue(str(code), str(split), str(message), None if key is None else str(key)) for code, split, message, key in data["issues"]]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import seal, unseal
+from planlint.core.cache_seal import read_sealed, seal
 from planlint.services.split_data import _scan
 from planlint.services.split_data._base import FILE, KINDS, Sample
 from planlint.services.split_data._sources import RemoteObject, Source, _file_sha256
@@ -62,9 +62,8 @@ class PieceCache:
 
     def read(self, key: str, index: "_scan.SmallIndex") -> Optional[tuple["_scan.BigResult", int]]:
         """The cached piece (and the bytes its reading counted) if this machine sealed it and it fits the index."""
+        data = read_sealed(self.directory / f"{key}.json", self.seal_key, CACHE_NAME, key, 16 << 20)
         try:
-            with open(self.directory / f"{key}.json", "rb") as handle:
-                data = unseal(self.seal_key, CACHE_NAME, key, handle.read(16 << 20))
             if not isinstance(data, dict) or data.get("version") != self.version:
                 return None
             return _decode(data, index), int(data["bytes"])
