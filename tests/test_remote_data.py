@@ -391,6 +391,174 @@ def test_https_paths_to_non_public_addresses_are_refused(web, monkeypatch):
         assert "non-public address" in _sources._non_public_host(f"https://{host}/latest/train.jsonl")
 
 
+# --------------------------------------------------------------------------
+# DNS rebinding: the addresses connected to are the ones checked
+
+
+REBOUND = "data.rebinding-test.example"  # made up: its answers come from tests/rebinding.py, never from DNS
+PUBLIC = "93.184.216.34"
+
+
+@pytest.fixture
+def tls_web(tmp_path):
+    """A RangeHTTPServer on 127.0.0.1 speaking TLS, with a certificate for REBOUND and localhost."""
+    import ssl
+
+    from rebinding import tls_files
+
+    root = tmp_path / "tls-www"
+    root.mkdir()
+    authority, certificate, key = tls_files(tmp_path, [REBOUND, "localhost"])
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, key)
+    server = RangeHTTPServer(root)
+    # the handshake happens in the request's thread, not in the accepting one
+    server.server.socket = context.wrap_socket(server.server.socket, server_side=True, do_handshake_on_connect=False)
+    server.start()
+    yield server, root, authority
+    server.stop()
+
+
+class ProxyRecorder:
+    """Stands where HTTP(S)_PROXY points: records every request (CONNECT included) and refuses it."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requests: list[str] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _refuse(self) -> None:
+                recorder.requests.append(f"{self.command} {self.path}")
+                self.send_response(502)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_CONNECT = do_GET = do_HEAD = _refuse
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def run_rebinding(tmp_path: Path, env: dict, log: Path, *args: str) -> subprocess.CompletedProcess:
+    """planlint's CLI in a process where REBOUND resolves to PUBLIC once, then to 127.0.0.1 (tests/rebinding.py)."""
+    helper = Path(__file__).parent / "rebinding.py"
+    return subprocess.run([sys.executable, str(helper), REBOUND, PUBLIC, "127.0.0.1", str(log), "--", *args],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_rebinding_dns_answer_cannot_point_the_read_at_the_runner_itself(tls_web, tmp_path):
+    """The attack (DNS rebinding): the split's host name resolves to a public address when planlint
+    checks it, and to 127.0.0.1 when the HTTP client connects a moment later (a hostile DNS server with
+    a zero TTL; 127.0.0.1 stands in for the runner's instance metadata and private network). The
+    addresses the client connects to are checked when it resolves them: the object is not requested,
+    the split is a note (PL006 with --require-data) saying why, without the URL's secret. HTTP(S)_PROXY
+    in the environment is not used either: a proxy would resolve the name itself, past the check."""
+    server, root, authority = tls_web
+    port = server.server.server_address[1]
+    (root / "train.jsonl").write_text('{"customer_id": "c1", "prompt": "p"}\n')
+    (root / "inside.jsonl").write_text('{"customer_id": "c1", "prompt": "only the runner can read this"}\n')
+    proxy = ProxyRecorder()
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("AWS_") and key.lower() not in ("no_proxy", "http_proxy", "https_proxy", "all_proxy")}
+    env.update({"SSL_CERT_FILE": str(authority), _sources.PLAIN_HTTP_VARIABLE: "1",  # the switch opens localhost only
+                "HTTPS_PROXY": proxy.url, "HTTP_PROXY": proxy.url, "ALL_PROXY": proxy.url})
+    log = tmp_path / "dns.log"
+    train = f"https://localhost:{port}/train.jsonl"
+    try:
+        # the control: this server, its certificate and the leak are found when the name is honest
+        write_plan(tmp_path, train, f"https://localhost:{port}/inside.jsonl")
+        result = run_rebinding(tmp_path, env, log, "--format", "json", "--no-cache", "plans/")
+        assert [f["code"] for f in json.loads(result.stdout)["findings"] if f["code"].startswith("PL2")] == ["PL207"], result.stderr
+        server.requests.clear()
+        # the attack
+        write_plan(tmp_path, train, f"https://{REBOUND}:{port}/inside.jsonl?sig=sig-Vq83Jd02Lm")
+        result = run_rebinding(tmp_path, env, log, "--format", "json", "--no-cache", "--require-data", "plans/")
+    finally:
+        proxy.stop()
+    answers = log.read_text().split()
+    assert answers[0] == PUBLIC and "127.0.0.1" in answers[1:], answers  # the check, then the client, asked
+    assert [request for request in server.requests if request.path == "/inside.jsonl"] == []
+    report = json.loads(result.stdout)
+    assert not [f for f in report["findings"] if f["code"] == "PL207"]
+    pl006 = [f for f in report["findings"] if f["code"] == "PL006"]
+    assert len(pl006) == 1, report
+    message = pl006[0]["message"]
+    assert f"the host {REBOUND} is at a non-public address (127.0.0.1)" in message
+    assert "only from public addresses" in message and "--require-data" in message
+    assert result.returncode == 1
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output and "sig-Vq83Jd02Lm" not in output
+    assert proxy.requests == []
+
+
+def test_the_clients_resolver_refuses_what_the_check_refuses(monkeypatch):
+    """The HTTP client's resolver (PublicResolver) judges every answer by the rule of the check before
+    any request, in the same words: a non-public address anywhere in the answer refuses the name."""
+    import asyncio
+    import ipaddress
+    import socket
+
+    from planlint.services.split_data._addresses import AddressRefused
+    from planlint.services.split_data._resolver import PublicResolver
+
+    answers: dict[str, list[str]] = {}
+    real = socket.getaddrinfo
+
+    def getaddrinfo(name, port, family=0, type=0, proto=0, flags=0):
+        if name not in answers:
+            return real(name, port, family, type, proto, flags)
+        return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port or 0), 0, 0))
+                if ":" in address else (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port or 0)))
+                for address in answers[name]]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+    async def resolve(name: str) -> list[str]:
+        resolver = PublicResolver()
+        try:
+            return [answer["host"] for answer in await resolver.resolve(name, 443, socket.AF_UNSPEC)]
+        finally:
+            await resolver.close()
+
+    def outcome(name: str):
+        try:
+            return asyncio.run(resolve(name))
+        except AddressRefused as error:
+            return str(error)
+
+    monkeypatch.delenv(_sources.PLAIN_HTTP_VARIABLE, raising=False)
+    answers["public.example"] = ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]
+    assert outcome("public.example") == answers["public.example"]
+    assert _sources._non_public_host("https://public.example/x.jsonl") is None
+    # loopback, metadata, private, unspecified, unique local; IPv6 forms that carry a bad IPv4 address
+    # (mapped, NAT64's well-known prefix, 6to4)
+    for address in ("127.0.0.1", "169.254.169.254", "10.0.0.8", "0.0.0.0", "fd00::1", "::ffff:127.0.0.1",
+                    "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1"):
+        answers["inside.example"] = ["93.184.216.34", address]  # one bad address refuses the name
+        text = outcome("inside.example")
+        assert text == (f"the host inside.example is at a non-public address ({ipaddress.ip_address(address)}): "
+                        "planlint reads https:// split paths only from public addresses"), address
+        assert _sources._non_public_host("https://inside.example/x.jsonl") == text
+    # the test switch opens loopback for a host written as localhost, never for another name
+    answers["localhost"] = answers["sneaky.example"] = ["127.0.0.1"]
+    assert isinstance(outcome("localhost"), str) and isinstance(outcome("sneaky.example"), str)
+    monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")
+    assert outcome("localhost") == ["127.0.0.1"]
+    assert "non-public address (127.0.0.1)" in outcome("sneaky.example")
+
+
 def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(store, tmp_path, monkeypatch):
     """Each object of the larger split has its own cached piece: after one shard changes, that
     shard is read again (and the smaller split, whose index the shard is compared against);

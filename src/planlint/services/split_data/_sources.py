@@ -25,7 +25,6 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import io
-import ipaddress
 import os
 import re
 import stat
@@ -35,6 +34,9 @@ from typing import Any, Iterator, Optional
 from urllib.parse import urlsplit
 
 from planlint.core.urls import mask_uris, scheme, show_uri
+from planlint.services.split_data._addresses import PLAIN_HTTP_VARIABLE, AddressRefused
+from planlint.services.split_data._addresses import non_public_host as _non_public_host
+from planlint.services.split_data._addresses import plain_http_allowed as _plain_http_allowed
 from planlint.services.split_data._base import FileReport, OverLimit, UnsupportedFormat, check_deadline, content_sha256, detect_format
 from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
 
@@ -46,10 +48,6 @@ MAX_OBJECTS = 10_000
 
 #: Read block of a streamed object (JSON Lines, CSV): one block is held at a time.
 STREAM_BLOCK = 4 << 20
-
-#: Plain http:// is read only when this variable is set, and only from a
-#: loopback address: the tests' own servers. Everything else must be https://.
-PLAIN_HTTP_VARIABLE = "PLANLINT_TEST_PLAIN_HTTP"
 
 #: scheme -> (the extra that brings its filesystem, the modules it needs)
 EXTRAS = {
@@ -114,11 +112,12 @@ async def _refuse_redirects(response) -> None:
     response.raise_for_status()
 
 
-def _refusal(error: BaseException) -> Optional[RedirectRefused]:
-    """The RedirectRefused behind `error` (fsspec reports it as a FileNotFoundError caused by it), or None."""
+def _refusal(error: BaseException) -> Optional[Exception]:
+    """The RedirectRefused or AddressRefused behind `error`, or None: fsspec reports it as a
+    FileNotFoundError caused by it, aiohttp as a connection error caused by it."""
     seen = 0
     while error is not None and seen < 8:
-        if isinstance(error, RedirectRefused):
+        if isinstance(error, (RedirectRefused, AddressRefused)):
             return error
         error, seen = error.__cause__ or error.__context__, seen + 1
     return None
@@ -135,6 +134,15 @@ def _error_text(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
         return safe_text(error.strerror)
     return safe_text(str(error) or type(error).__name__)
+
+
+def _problem(shown: str, failed: str, error: BaseException) -> "SourceProblem":
+    """The note for `error` met while reaching `shown`: a non-public address is said as the
+    check before any request says it (`shown: the host H is at a non-public address ...`)."""
+    refused = _refusal(error)
+    if isinstance(refused, AddressRefused):
+        return SourceProblem(f"{shown}: {refused}")
+    return SourceProblem(f"{shown}: {failed} ({_error_text(error)})")
 
 
 # --------------------------------------------------------------------------
@@ -162,7 +170,7 @@ class RemoteObject:
             handle = self.fs.open(self.fs_path, "rb", **options)
         except Exception as error:  # FileNotFoundError, PermissionError, client errors
             check_deadline()
-            raise SourceProblem(f"{self.uri}: could not be opened ({_error_text(error)})") from None
+            raise _problem(self.uri, "could not be opened", error) from None
         return _Counted(handle, self.counter, self.uri)
 
     def __str__(self) -> str:
@@ -217,7 +225,7 @@ class _Counted(io.RawIOBase):
             raise
         except Exception as error:  # a timeout past the budget is the budget
             check_deadline()
-            raise SourceProblem(f"{self._uri}: could not be read ({_error_text(error)})") from None
+            raise _problem(self._uri, "could not be read", error) from None
         self._counter.add(len(data))
         return data
 
@@ -443,10 +451,9 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
     if kind == "http" and not _plain_http_allowed(value):
         raise SourceProblem(f"{shown}: plain http:// is not read (the data could be changed on the way): use https://")
     if kind in ("http", "https"):
-        refused = _non_public_host(value)
+        refused = _non_public_host(value)  # early and clear; the client checks again when it connects (_resolver)
         if refused:
-            why = ": planlint reads https:// split paths only from public addresses" if "non-public" in refused else ""
-            raise SourceProblem(f"{shown}: {refused}{why}")
+            raise SourceProblem(f"{shown}: {refused}")
     lacking = missing_extra(kind)
     if lacking is not None:
         extra, package = lacking
@@ -480,7 +487,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
         check_deadline()  # a timeout past the budget is the budget
         if isinstance(error, FileNotFoundError) and _refusal(error) is None:
             raise SourceProblem(f"{shown}: does not exist") from None
-        raise SourceProblem(f"{shown}: could not be listed ({_error_text(error)})") from None
+        raise _problem(shown, "could not be listed", error) from None
     prefix = _fixed_prefix(fs_path) if glob else ""
     objects, names = [], []
     for path, info in entries:
@@ -536,44 +543,6 @@ def _uri(kind: str, value: str, path: str, version: Optional[str]) -> str:
     return f"{prefix}://{path}" + (f"?versionId={version}" if version and kind == "s3" else "")
 
 
-def _plain_http_allowed(value: str) -> bool:
-    if os.environ.get(PLAIN_HTTP_VARIABLE) != "1":
-        return False
-    host = urlsplit(value).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _non_public_host(value: str) -> Optional[str]:
-    """Why the host of an http(s) URL may not be read, or None.
-
-    A plan comes with the pull request, and the CI machine can reach what
-    the internet cannot: the cloud's instance metadata (169.254.169.254),
-    services on the private network, its own loopback. A split URL may name
-    a public address only (the tests' loopback servers with the test switch).
-    """
-    import socket
-
-    host = urlsplit(value).hostname or ""
-    if not host:
-        return "the URL names no host"
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
-    except (OSError, UnicodeError):
-        return f"the host {host} does not resolve"
-    for address in addresses:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-        if ip.is_loopback and _plain_http_allowed(value.replace("https://", "http://", 1)):
-            continue
-        if not ip.is_global or ip.is_multicast:
-            return f"the host {host} is at a non-public address ({ip})"
-    return None
-
-
 def _filesystem(kind: str, value: str, timeout: Optional[float]):
     """(fsspec filesystem, its path for `value`, the S3 version id or None)."""
     import fsspec  # optional extra, imported only for a remote split
@@ -598,10 +567,16 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
     if kind == "hf":
         fs = fsspec.filesystem("hf", skip_instance_cache=True)
         return fs, value[len("hf://"):], None
+    # the session connects to public addresses only, checked when it resolves the name
+    # (DNS rebinding), and without proxies from the environment: see _resolver (imported
+    # here: it needs aiohttp, an optional extra)
+    from planlint.services.split_data._resolver import public_client
+
     client: dict = {"raise_for_status": _refuse_redirects}
     if wait is not None:
         import aiohttp
 
         client["timeout"] = aiohttp.ClientTimeout(total=None, sock_connect=wait, sock_read=wait)
-    fs = fsspec.filesystem(kind, skip_instance_cache=True, client_kwargs=client, allow_redirects=False)
+    fs = fsspec.filesystem(kind, skip_instance_cache=True, client_kwargs=client, get_client=public_client,
+                           allow_redirects=False)
     return fs, value, None
