@@ -560,9 +560,9 @@ def test_the_clients_resolver_refuses_what_the_check_refuses(monkeypatch):
 
 
 def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(store, tmp_path, monkeypatch):
-    """Each object of the larger split has its own cached piece: after one shard changes, that
-    shard is read again (and the smaller split, whose index the shard is compared against);
-    the findings are those of a run without any cache."""
+    """Each object of the larger split has its own cached piece and each object of the smaller
+    split its own index part: after one shard changes, that shard alone is read again (the
+    smaller split's index comes from its parts); the findings are those of a run without any cache."""
     monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
     bucket = store.bucket()
     shards(store, bucket)
@@ -579,7 +579,7 @@ def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(st
     store.proxy.clear()
     cached = check(train, eval_, **options)
     read = {request.path for request in store.proxy.body_gets(bucket)}
-    assert read == {f"/{bucket}/train/part-00002.parquet", f"/{bucket}/eval/part-0.jsonl.gz", f"/{bucket}/eval/part-1.jsonl.gz"}
+    assert read == {f"/{bucket}/train/part-00002.parquet"}
     uncached = check(train, eval_, **{**options, "cache_dir": None})
     assert cached == uncached
     found = {issue.code: issue.message for issue in cached[0]}
@@ -650,3 +650,154 @@ def test_a_local_globs_shards_cached_as_pieces_give_the_uncached_findings_and_no
     assert [issue.code for issue in cached[0]] == ["PL210", "PL211", "PL207", "PL208", "PL209"]
     assert "row 31 of train-1.jsonl" in cached[0][1].message
     assert cached[1] and "train-0.jsonl" in cached[1][0].message  # the skipped rows, named in the cached shards too
+
+
+def test_a_changed_shard_of_the_smaller_split_is_read_again_with_the_larger_split(store, tmp_path, monkeypatch):
+    """After an object of the smaller split changes, its other objects come from their index parts;
+    the larger split is read again (its pieces were compared with the old smaller split), and the
+    findings are those of a run without any cache, duplicates included (keyed and cached digests mixed)."""
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    bucket = store.bucket()
+    shards(store, bucket)
+    train, eval_ = f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz"
+    options = dict(cache_dir=tmp_path / "cache", project_root=tmp_path / "repo")
+    check(train, eval_, **options)
+    rows = [{"customer_id": f"eval-1-{n}", "prompt": f"eval prompt 1 {n}"} for n in range(10)]
+    rows[2]["customer_id"] = "train-0-3"  # a new leaked customer, in the changed eval shard
+    rows[7]["prompt"] = "TRAIN prompt 2  19"  # and an input of an unchanged train shard
+    store.put(bucket, "eval/part-1.jsonl.gz", jsonl_gz(rows))
+    store.proxy.clear()
+    cached = check(train, eval_, **options)
+    read = {request.path for request in store.proxy.body_gets(bucket)}
+    assert f"/{bucket}/eval/part-0.jsonl.gz" not in read  # unchanged: its index part is used
+    assert f"/{bucket}/eval/part-1.jsonl.gz" in read
+    assert {f"/{bucket}/train/part-0000{n}.parquet" for n in range(3)} <= read
+    assert cached == check(train, eval_, **{**options, "cache_dir": None})
+    assert [issue.code for issue in cached[0]] == ["PL207", "PL209"]
+    assert "'train-0-3' (train row 4 of part-00000.parquet, eval row 3 of part-1.jsonl.gz)" in cached[0][0].message
+    assert "(train row 20 of part-00002.parquet, eval row 8 of part-1.jsonl.gz)" in cached[0][1].message
+
+
+def test_a_forged_index_part_does_not_hide_a_leak(store, tmp_path, monkeypatch):
+    """The attack: a pull request that can write the cache directory edits the cached index part of the
+    eval shard holding 'cust-leak' (its groups emptied, the MAC kept), or reseals it with a key of its
+    own, then changes a train shard so the result cache misses. The part is not believed: PL207 stays."""
+    from planlint.core.cache_seal import seal_bytes
+
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    bucket = store.bucket()
+    shards(store, bucket)
+    train, eval_ = f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz"
+    cache = tmp_path / "cache"
+    options = dict(cache_dir=cache, project_root=tmp_path / "repo")
+    assert [issue.code for issue in check(train, eval_, **options)[0]] == ["PL207"]
+    parts = sorted((cache / "split-data" / "index-parts").glob("*.json"))
+    assert len(parts) == 2
+    holding = [part for part in parts if "cust-leak" in part.read_text()]
+    assert len(holding) == 1
+    for attempt in ("edited", "resealed"):
+        mac, _, body = holding[0].read_bytes().partition(b"\n")
+        forged = json.loads(body)
+        forged["groups"] = {}  # "no customer here"
+        if attempt == "edited":  # its MAC kept
+            holding[0].write_bytes(mac + b"\n" + json.dumps(forged).encode())
+        else:
+            holding[0].write_bytes(seal_bytes(b"attacker's own key" * 2, "split-data-index-part", holding[0].stem, json.dumps(forged).encode()))
+        store.put(bucket, "train/part-00000.parquet", parquet_bytes([{"customer_id": f"new-{attempt}-{n}", "prompt": f"p {n}"} for n in range(5)]))
+        store.proxy.clear()
+        issues, _ = check(train, eval_, **options)
+        assert [issue.code for issue in issues] == ["PL207"], attempt
+        assert "'cust-leak'" in issues[0].message
+        assert f"/{bucket}/eval/part-1.jsonl.gz" in {request.path for request in store.proxy.body_gets(bucket)}
+
+
+_RUN_IN_A_PROCESS = """
+import json, sys
+from pathlib import Path
+from planlint.services.split_data import GlobMatches, _scan, check_split_data, local_glob
+root = Path(sys.argv[1])
+cache = None if sys.argv[2] == "-" else Path(sys.argv[2])
+def split(pattern):
+    return GlobMatches(pattern, local_glob(root, pattern))
+issues, notes = check_split_data(split("data/train-*.jsonl"), split("data/eval-*.jsonl"), group_key="customer_id",
+                                 time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=root / "repo")
+print(json.dumps({"issues": [[i.code, i.message] for i in issues], "notes": [n.message for n in notes],
+                  "parts": _scan.last_stats.get("cached_parts"), "pieces": _scan.last_stats.get("cached_pieces")}))
+"""
+
+
+def test_index_parts_written_by_one_process_are_used_by_the_next(tmp_path):
+    """Each CLI run is a new process with its own string hash: the smaller split's cached index
+    parts must hold digests that a later process computes alike for the rows it reads."""
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def write(name: str, rows: list[tuple[str, str]]) -> None:
+        (data / name).write_text("".join(json.dumps({"customer_id": c, "prompt": p}) + "\n" for c, p in rows))
+
+    for shard in range(2):
+        write(f"eval-{shard}.jsonl", [(f"e{shard}-{n}", f"Eval {shard} item {n}") for n in range(5)])
+    for shard in range(3):
+        rows = [(f"t{shard}-{n}", f"Train {shard} item {n}") for n in range(20)]
+        if shard == 0:
+            rows[4] = ("t0-4", "EVAL 1   item 3")  # a duplicate input in a shard that will not change
+        write(f"train-{shard}.jsonl", rows)
+    env = {**os.environ, "PLANLINT_CACHE_KEY": str(tmp_path / "key" / "seal.key")}
+
+    def run(cache: str) -> dict:
+        done = subprocess.run([sys.executable, "-c", _RUN_IN_A_PROCESS, str(tmp_path), cache], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    first = run(str(tmp_path / "cache"))
+    assert [code for code, _ in first["issues"]] == ["PL209"] and first["parts"] == 0
+    rows = [(f"t2-{n}", f"Train 2 item {n}") for n in range(20)]
+    rows[6] = ("e0-2", "eval 0 ITEM 1")  # the changed shard: a leaked customer and another duplicate
+    write("train-2.jsonl", rows)
+    second = run(str(tmp_path / "cache"))
+    assert second["parts"] == 2 and second["pieces"] == 2  # the eval shards and the unchanged train shards: not read
+    uncached = run("-")
+    assert second["issues"] == uncached["issues"] and second["notes"] == uncached["notes"]
+    assert [code for code, _ in second["issues"]] == ["PL207", "PL209"]
+    assert "2 inputs occur in both train and eval" in second["issues"][1][1]
+    assert "(train row 5 of train-0.jsonl, eval row 4 of eval-1.jsonl)" in second["issues"][1][1]
+    assert "(train row 7 of train-2.jsonl, eval row 2 of eval-0.jsonl)" in second["issues"][1][1]
+
+
+def test_a_smaller_split_from_cached_index_parts_gives_the_uncached_findings_and_notes(tmp_path, monkeypatch):
+    """Skipped rows, rows without a key, unreadable and leaking times,
+    all in the smaller split: a run whose index comes from the cached parts reports what a run
+    without cache does."""
+    from planlint.services.split_data import GlobMatches, _scan, local_glob
+
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    data = tmp_path / "data"
+    data.mkdir()
+    for shard in range(2):
+        lines = [json.dumps({"customer_id": f"e{shard}-{n}", "prompt": f"Eval {shard} {n}", "created_at": "2026-08-10"}) for n in range(8)]
+        lines[1] = "[1, 2"
+        lines[2] = json.dumps({"prompt": "no customer", "created_at": "2026-08-10"})
+        lines[3] = json.dumps({"customer_id": f"e{shard}-3", "prompt": "", "created_at": "2026-07-0" + str(shard + 1)})
+        lines[4] = json.dumps({"customer_id": "t-9", "prompt": "Train 9", "created_at": "whenever"})
+        (data / f"eval-{shard}.jsonl").write_text("\n".join(lines) + "\n")
+
+    def train(extra: str = "") -> None:
+        (data / "train.jsonl").write_text("".join(json.dumps({"customer_id": f"t-{n}", "prompt": f"train {n}", "created_at": "2026-05-01"}) + "\n" for n in range(40)) + extra)
+
+    def run(cache):
+        eval_ = GlobMatches("data/eval-*.jsonl", local_glob(tmp_path, "data/eval-*.jsonl"))
+        return check_split_data(data / "train.jsonl", eval_, group_key="customer_id", time_key="created_at", cutoff="2026-08-01",
+                                input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+
+    train()
+    cache = tmp_path / "cache"
+    first = run(cache)
+    assert first == run(None)
+    train(extra=json.dumps({"customer_id": "e1-7", "prompt": "EVAL 0 6", "created_at": "2026-05-02"}) + "\n")
+    cached = run(cache)
+    assert _scan.last_stats["cached_parts"] == 2
+    uncached = run(None)
+    assert cached == uncached
+    assert [issue.code for issue in cached[0]] == ["PL210", "PL211", "PL207", "PL208", "PL209"]
+    assert "row 5 of eval-0.jsonl" in cached[0][1].message
+    assert cached[1] and "row 2 of eval-0.jsonl" in cached[1][0].message

@@ -258,8 +258,8 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
         # a result a limit cut short is not kept: it is not the answer
         if cache_file is not None:
             _cache_write(cache_file, issues, notes, seal_key, cache_file.stem)
-        if pieces is not None and pieces.made is not None:
-            pieces.made.write()
+        if pieces is not None:
+            pieces.write()
     return issues, notes
 
 
@@ -335,11 +335,11 @@ class _Side:
 
 
 class _PieceCaches:
-    """What the per-object cache of the larger split's pieces is made from (see _pieces)."""
+    """What the per-object caches of a check are made from (see _pieces)."""
 
     def __init__(self, directory: Path, seal_key: bytes, params: dict, ids: dict) -> None:
         self.directory, self.seal_key, self.params, self.ids = directory, seal_key, params, ids
-        self.made: "_pieces.PieceCache | None" = None
+        self.made: list["_pieces._ObjectCache"] = []
 
     def make(self, small_split: str, big_split: str) -> "_pieces.PieceCache | None":
         """The cache of the pieces of `big_split`, or None when the smaller split's content has no name."""
@@ -348,8 +348,23 @@ class _PieceCaches:
             return None
         base = {**self.params, "big": big_split, "small_ids": small_ids}
         big_ids = self.ids[big_split]
-        self.made = _pieces.PieceCache(self.directory, self.seal_key, CACHE_VERSION, base, big_ids if isinstance(big_ids, list) else None)
-        return self.made
+        made = _pieces.PieceCache(self.directory, self.seal_key, CACHE_VERSION, base, big_ids if isinstance(big_ids, list) else None)
+        self.made.append(made)
+        return made
+
+    def make_parts(self, small: "_Side") -> "_pieces.IndexPartCache":
+        """The cache of the index parts of the smaller split: keyed by what reading one object depends on
+        (not by the other split, nor by the paths as written)."""
+        base = {name: value for name, value in self.params.items() if name not in ("train", "eval")}
+        base.update(split=small.split, fmt=small.fmt, gz=small.gz, kind="index-part")
+        ids = self.ids[small.split]
+        made = _pieces.IndexPartCache(self.directory, self.seal_key, CACHE_VERSION, base, ids if isinstance(ids, list) else None)
+        self.made.append(made)
+        return made
+
+    def write(self) -> None:
+        for made in self.made:
+            made.write()
 
 
 def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces: "_PieceCaches | None" = None):
@@ -366,7 +381,11 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
     gc.disable()  # millions of short-lived dicts; nothing here makes cycles
     try:
         side = small
-        index, small.report = _scan.read_small(_scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut))
+        small_spec = _scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut)
+        if pieces is not None and isinstance(small.path, Source):  # objects: one index part each, cached parts not read again
+            index, small.report = _pieces.read_small_objects(small_spec, small.path, pieces.make_parts(small))
+        else:
+            index, small.report = _scan.read_small(small_spec)
         side = big
         big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut)
         piece_cache = pieces.make(small.split, big.split) if pieces is not None and isinstance(big.path, Source) else None

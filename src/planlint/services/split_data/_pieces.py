@@ -1,53 +1,81 @@
-"""The larger split read object by object, each object's result cached on its own.
+"""The splits of several objects read object by object, each object's result cached on its own.
 
-When the larger split is several objects (shards of a remote URI, or a local
-glob's matches), pass 2 of _scan reads each object as one piece: its leaks
-with row numbers local to the object, like a worker's piece, merged in
-object order. The piece of an object is cached under a key made of the check's
-parameters, the content ids of every object of the smaller split and that
-object's own id (version id, ETag or SHA-256), sealed with this machine's key
-(core.cache_seal) like the other caches. On a re-run an object whose piece is
-cached is not opened: after one shard of the larger split changes, only that
-shard of it is read again (and the smaller split, whose index pass 2 needs).
+When a split is several objects (shards of a remote URI, a local glob's
+matches, or one remote object), each object is read on its own and what it
+gives is cached under a key made of the check's parameters and that
+object's own id (version id, ETag, generation or SHA-256), sealed with this
+machine's key (core.cache_seal) like the other caches. On a re-run an object
+whose entry is cached is not opened, so a run reads again only the objects
+that changed:
 
-A piece holds no 64-bit digest (they differ between runs): a duplicate input
-is kept as its normalized text and digested again when the piece is used.
-A piece whose sampled values are not plain JSON values (a Parquet timestamp)
-is not cached; neither is one that skipped an oversized record.
+- The smaller split (pass 1 of _scan) is cached as one *index part* per
+  object: its group values with first row and row count, and its inputs as
+  64-bit digests with their rows, rows local to the object. The digests are
+  keyed BLAKE2b (`_scan.keyed_digest`, the key derived from the seal key):
+  the same in every run on this machine, unlike the per-process `hash`
+  that a run without cached parts uses. A part does not depend on the other
+  split, so after a shard of the larger split changes the smaller split is
+  not read again.
+- The larger split (pass 2) is cached as one *piece* per object: its leaks
+  against the smaller split's index, rows local to the object. A piece's key
+  also holds the content ids of every object of the smaller split, so after
+  the smaller split changes every object of the larger one is read again
+  (its new rows must be compared with all of them), while the smaller
+  split's unchanged objects still come from their parts.
+
+A piece holds no digest: a duplicate input is kept as its normalized text and
+digested again (with the index's digest) when the piece is used. An entry
+whose sampled values are not plain JSON values (a Parquet timestamp) is not
+cached; neither is one that skipped an oversized record, nor an index part of
+more than PART_MAX_ROWS rows.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import json
+import sys
+from array import array
 from pathlib import Path
 from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import read_sealed, seal
+from planlint.core.cache_seal import read_sealed, seal, seal_bytes, unseal_bytes
 from planlint.services.split_data import _scan
-from planlint.services.split_data._base import FILE, KINDS, Sample
+from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample
 from planlint.services.split_data._sources import RemoteObject, Source, _file_sha256
 
-#: The seal's cache name for piece entries.
+#: The seal's cache names of piece and index-part entries.
 CACHE_NAME = "split-data-piece"
+PART_CACHE_NAME = "split-data-index-part"
+
+#: An index part of more rows than this is not cached (its entry would hold
+#: 16 bytes per row, and building it costs memory while the split is read).
+PART_MAX_ROWS = 1 << 20
 
 _PLAIN = (str, int, float, bool, type(None))
 
 
-class PieceCache:
-    """Where the pieces of one check are kept: `base` is the key material shared by all its objects."""
+class _ObjectCache:
+    """Sealed entries, one per object, under `directory`; `base` is the key material shared by all of them."""
 
-    def __init__(self, directory: Path, seal_key: bytes, version: int, base: dict, big_ids: Optional[list] = None) -> None:
-        self.directory, self.seal_key, self.version = Path(directory) / "split-data" / "pieces", seal_key, version
-        self.big_ids = big_ids  # each object's [name, id, size] (Source.identities()) when already known
+    name = CACHE_NAME
+    folder = "pieces"
+    max_bytes = 16 << 20
+    raw = False  # sealed as bytes (core.cache_seal.seal_bytes): one JSON encoding, not a canonical one as well
+
+    def __init__(self, directory: Path, seal_key: bytes, version: int, base: dict, ids: Optional[list] = None) -> None:
+        self.directory, self.seal_key, self.version = Path(directory) / "split-data" / self.folder, seal_key, version
+        self.ids = ids  # each object's [name, id, size] (Source.identities()) when already known
         self.base = json.dumps(base, sort_keys=True)
         self.fresh: list[tuple[str, dict]] = []  # entries to write once the whole check has finished
 
     def key(self, item, position: int) -> Optional[str]:
-        """The key of the piece of the larger split's object at `position`, or None when its content has no name."""
-        if self.big_ids is not None:
-            identity = self.big_ids[position]
+        """The key of the entry of the object at `position`, or None when its content has no name."""
+        if self.ids is not None:
+            identity = self.ids[position]
         elif isinstance(item, RemoteObject):
             if item.identity is None:
                 return None
@@ -60,18 +88,23 @@ class PieceCache:
         material = self.base + "\0" + json.dumps(identity)
         return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def read(self, key: str, index: "_scan.SmallIndex") -> Optional[tuple["_scan.BigResult", int]]:
-        """The cached piece (and the bytes its reading counted) if this machine sealed it and it fits the index."""
-        data = read_sealed(self.directory / f"{key}.json", self.seal_key, CACHE_NAME, key, 16 << 20)
-        try:
-            if not isinstance(data, dict) or data.get("version") != self.version:
+    def entry(self, key: str) -> Optional[dict]:
+        """The entry stored under `key` if this machine sealed it for this version."""
+        path = self.directory / f"{key}.json"
+        if self.raw:
+            try:
+                with open(path, "rb") as handle:
+                    body = unseal_bytes(self.seal_key, self.name, key, handle.read(self.max_bytes))
+            except OSError:
                 return None
-            return _decode(data, index), int(data["bytes"])
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            data = None if body is None else json.loads(body)
+        else:
+            data = read_sealed(path, self.seal_key, self.name, key, self.max_bytes)
+        if not isinstance(data, dict) or data.get("version") != self.version:
             return None
+        return data
 
-    def keep(self, key: str, piece: "_scan.BigResult", used: int) -> None:
-        data = _encode(piece, used)
+    def add(self, key: str, data: Optional[dict]) -> None:
         if data is not None:
             data["version"] = self.version
             self.fresh.append((key, data))
@@ -80,10 +113,121 @@ class PieceCache:
         for key, data in self.fresh:
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                write_atomically(self.directory / f"{key}.json", seal(self.seal_key, CACHE_NAME, key, data))
+                if self.raw:
+                    body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+                    write_atomically(self.directory / f"{key}.json", seal_bytes(self.seal_key, self.name, key, body))
+                else:
+                    write_atomically(self.directory / f"{key}.json", seal(self.seal_key, self.name, key, data))
             except (OSError, ValueError, TypeError):
                 pass  # a cache that cannot be written is only a slower next run
         self.fresh = []
+
+
+class PieceCache(_ObjectCache):
+    """The pieces of the larger split: its leaks against one smaller split (whose ids are in `base`)."""
+
+    def read(self, key: str, index: "_scan.SmallIndex") -> Optional[tuple["_scan.BigResult", int]]:
+        """The cached piece (and the bytes its reading counted) if this machine sealed it and it fits the index."""
+        try:
+            data = self.entry(key)
+            return None if data is None else (_decode(data, index), int(data["bytes"]))
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def keep(self, key: str, piece: "_scan.BigResult", used: int) -> None:
+        self.add(key, _encode(piece, used))
+
+
+class IndexPartCache(_ObjectCache):
+    """The index parts of the smaller split; `digest` is the keyed digest their inputs are in."""
+
+    name = PART_CACHE_NAME
+    folder = "index-parts"
+    max_bytes = 64 << 20
+    raw = True
+
+    def __init__(self, directory: Path, seal_key: bytes, version: int, base: dict, ids: Optional[list] = None) -> None:
+        super().__init__(directory, seal_key, version, base, ids)
+        self.digest = _scan.keyed_digest(hmac.new(seal_key, b"planlint split-data input digest", "sha256").digest())
+
+    def read(self, key: str) -> Optional[tuple["_scan.SmallPart", int]]:
+        try:
+            data = self.entry(key)
+            return None if data is None else (_decode_part(data), int(data["bytes"]))
+        except (OSError, ValueError, KeyError, TypeError, IndexError, base64.binascii.Error):
+            return None
+
+    def keep(self, key: str, part: "_scan.SmallPart", used: int) -> None:
+        if len(part.rows) <= PART_MAX_ROWS:
+            self.add(key, _encode_part(part, used))
+
+
+def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache) -> tuple["_scan.SmallIndex", FileReport]:
+    """Pass 1 over a split of objects, one index part per object, cached parts not read again.
+
+    The index is the one `_scan.read_small` gives for the whole split (rows
+    numbered on from object to object, `source.starts` filled), except that
+    its digests are the cache's keyed ones when any part came from the cache
+    (the larger split is then digested alike: `index.digest`)."""
+    _scan.last_stats.clear()
+    keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
+    cached = {}
+    for position, key in enumerate(keys):
+        found = cache.read(key) if key is not None else None
+        if found is not None:
+            cached[position] = found
+    stable = bool(cached)  # the index is in keyed digests: those of the cached parts
+    _scan.last_stats["cached_parts"] = len(cached)
+    index, report = _scan.SmallIndex(), FileReport()
+    groups, codes, rows = index.packed_groups, array("q"), array("q")
+    source.starts = []
+    absent: dict[str, int] = {}
+    for position, item in enumerate(source.objects):
+        offset = report.lines
+        source.starts.append(offset)
+        counter = getattr(item, "counter", None)
+        if position in cached:
+            part, used = cached.pop(position)
+            if counter is not None:
+                counter.add(used)  # data.max_bytes counts what an uncached run reads
+        else:
+            before = counter.used if counter is not None else 0
+            item_spec = _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
+            if stable:
+                part = _scan.index_unit(item_spec, FILE, cache.digest)
+                part.stable = part.codes
+            else:
+                part = _scan.index_unit(item_spec, FILE, _scan.digest, cache.digest if keys[position] is not None else None)
+            if keys[position] is not None:
+                cache.keep(keys[position], part, (counter.used - before) if counter is not None else 0)
+        report.merge(part.report, offset)
+        for name in part.report.absent_columns:
+            absent[name] = absent.get(name, 0) + 1
+        if report.input_field is None:
+            report.input_field = part.report.input_field
+        _merge_groups(groups, part.groups, offset)
+        codes.extend(part.codes)
+        rows.extend(map(offset.__add__, part.rows) if offset else part.rows)
+    report.absent_columns = [name for name, count in absent.items() if count == len(source.objects)]
+    if stable:
+        index.digest = cache.digest
+    index.set_inputs(codes, rows)
+    return index, report
+
+
+def _merge_groups(groups: dict[str, int], more: dict[str, int], offset: int) -> None:
+    """Add an object's groups (first row + rows * ROWS_UNIT, rows local to it) to the split's, the object starting after `offset` rows."""
+    if not groups:
+        groups.update(more if not offset else {value: packed + offset for value, packed in more.items()})
+        return
+    shifted = {value: packed + offset for value, packed in more.items()}
+    if groups.keys().isdisjoint(more.keys()):  # the common case: each group value in one object
+        groups.update(shifted)
+        return
+    shift = _scan.ROWS_SHIFT
+    for value, packed in shifted.items():
+        entry = groups.get(value)
+        groups[value] = packed if entry is None else entry + (packed >> shift << shift)  # the first row stays the earlier object's
 
 
 def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: Source, cache: PieceCache) -> "_scan.BigResult":
@@ -125,19 +269,16 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
 # a piece as JSON
 
 
-def _encode(piece: "_scan.BigResult", used: int) -> Optional[dict]:
-    report = piece.report
+def _encode_report(report: FileReport, used: int) -> Optional[dict]:
+    """What a part or piece records of its object's FileReport (None: not to be cached)."""
     if report.oversized.count:
-        return None  # a limit cut this piece short: not the answer
+        return None  # a limit cut this object short: not the answer
     samples = {}
     for kind in KINDS:
         sample = getattr(report, kind)
         if not all(type(value) in _PLAIN for value in sample.values):
             return None
         samples[kind] = [sample.count, list(sample.rows), list(sample.values)]
-    texts = piece.dup_texts
-    if any(code not in texts for code in piece.dups):
-        return None
     return {
         "bytes": used,
         "lines": report.lines,
@@ -145,14 +286,10 @@ def _encode(piece: "_scan.BigResult", used: int) -> Optional[dict]:
         "samples": samples,
         "input_field": report.input_field,
         "absent_columns": list(report.absent_columns),
-        "leaked": [[key, first, count] for key, (first, count) in piece.leaked.items()],
-        "dups": [[texts[code], first, count, shown] for code, (first, count, shown) in piece.dups.items()],
     }
 
 
-def _decode(data: dict, index: "_scan.SmallIndex") -> "_scan.BigResult":
-    piece = _scan.BigResult()
-    report = piece.report
+def _decode_report(data: dict, report: FileReport) -> None:
     report.lines, report.rows = int(data["lines"]), int(data["rows"])
     for kind in KINDS:
         count, rows, values = data["samples"][kind]
@@ -162,16 +299,71 @@ def _decode(data: dict, index: "_scan.SmallIndex") -> "_scan.BigResult":
     field = data["input_field"]
     report.input_field = None if field is None else str(field)
     report.absent_columns = [str(name) for name in data["absent_columns"]]
+
+
+def _encode(piece: "_scan.BigResult", used: int) -> Optional[dict]:
+    data = _encode_report(piece.report, used)
+    texts = piece.dup_texts
+    if data is None or any(code not in texts for code in piece.dups):
+        return None
+    data["leaked"] = [[key, first, count] for key, (first, count) in piece.leaked.items()]
+    data["dups"] = [[texts[code], first, count, shown] for code, (first, count, shown) in piece.dups.items()]
+    return data
+
+
+def _decode(data: dict, index: "_scan.SmallIndex") -> "_scan.BigResult":
+    piece = _scan.BigResult()
+    _decode_report(data, piece.report)
     groups = index.packed_groups
     for key, first, count in data["leaked"]:
         if key not in groups:
             raise ValueError("a cached piece does not fit the index")
         piece.leaked[str(key)] = [int(first), int(count)]
     for text, first, count, shown in data["dups"]:
-        code = _scan.digest(str(text))
+        code = index.digest(str(text))
         if code not in index.hashes:
             raise ValueError("a cached piece does not fit the index")
         piece.dups[code] = [int(first), int(count), str(shown)]
         piece.dup_texts[code] = str(text)
     return piece
 
+
+def _encode_part(part: "_scan.SmallPart", used: int) -> Optional[dict]:
+    data = _encode_report(part.report, used)
+    if data is None or part.stable is None or len(part.stable) != len(part.rows):
+        return None
+    data["groups"] = part.groups
+    data["codes"] = base64.b64encode(_little_endian(part.stable)).decode("ascii")
+    data["code_rows"] = base64.b64encode(_little_endian(part.rows)).decode("ascii")
+    return data
+
+
+def _decode_part(data: dict) -> "_scan.SmallPart":
+    part = _scan.SmallPart()
+    _decode_report(data, part.report)
+    groups = data["groups"]
+    if not isinstance(groups, dict) or not all(type(key) is str and type(value) is int and value > 0 for key, value in groups.items()):
+        raise ValueError("a cached part's groups are not text -> packed rows")
+    part.groups = groups
+    part.codes = _from_little_endian(base64.b64decode(data["codes"], validate=True))
+    part.rows = _from_little_endian(base64.b64decode(data["code_rows"], validate=True))
+    if len(part.codes) != len(part.rows):
+        raise ValueError("a cached part's digests and rows differ in number")
+    part.stable = part.codes
+    return part
+
+
+def _little_endian(values: array) -> bytes:
+    if sys.byteorder == "little":
+        return values.tobytes()
+    swapped = array("q", values)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+def _from_little_endian(data: bytes) -> array:
+    values = array("q")
+    values.frombytes(data)  # ValueError: not a whole number of 64-bit values
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
