@@ -158,8 +158,11 @@ class IndexPartCache(_ObjectCache):
             return None
 
     def keep(self, key: str, part: "_scan.SmallPart", used: int) -> None:
+        """Write the part now: it is whole on its own (a limit reached later does not change it), and
+        keeping every part's groups until the end would hold the smaller split's group values twice."""
         if len(part.rows) <= PART_MAX_ROWS:
             self.add(key, _encode_part(part, used))
+            self.write()
 
 
 def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache) -> tuple["_scan.SmallIndex", FileReport]:
