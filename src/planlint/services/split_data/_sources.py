@@ -123,6 +123,24 @@ def _refusal(error: BaseException) -> Optional[Exception]:
     return None
 
 
+#: What huggingface_hub's FileNotFoundError was caused by -> what is missing (HfFileSystem
+#: raises FileNotFoundError for a missing file, revision or repository alike).
+_HUB_MISSING = (
+    ("RevisionNotFoundError", "does not exist (the dataset has no such revision)"),
+    ("GatedRepoError", "cannot be read (the dataset is gated and the token in HF_TOKEN has not been granted access)"),
+    ("RepositoryNotFoundError", "does not exist (no such dataset, or it is private and no token in HF_TOKEN opens it)"),
+)
+
+
+def _not_found(error: BaseException) -> str:
+    """Why a FileNotFoundError's object is missing, as shown after the split path."""
+    causes = {kind.__name__ for kind in type(error.__cause__).__mro__} if error.__cause__ is not None else set()
+    for name, text in _HUB_MISSING:  # the most specific first
+        if name in causes:
+            return text
+    return "does not exist"
+
+
 def _error_text(error: BaseException) -> str:
     refused = _refusal(error)
     if refused is not None:
@@ -486,7 +504,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
     except Exception as error:
         check_deadline()  # a timeout past the budget is the budget
         if isinstance(error, FileNotFoundError) and _refusal(error) is None:
-            raise SourceProblem(f"{shown}: does not exist") from None
+            raise SourceProblem(f"{shown}: {_not_found(error)}") from None
         raise _problem(shown, "could not be listed", error) from None
     prefix = _fixed_prefix(fs_path) if glob else ""
     objects, names = [], []
