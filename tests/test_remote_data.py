@@ -801,3 +801,31 @@ def test_a_smaller_split_from_cached_index_parts_gives_the_uncached_findings_and
     assert [issue.code for issue in cached[0]] == ["PL210", "PL211", "PL207", "PL208", "PL209"]
     assert "row 5 of eval-0.jsonl" in cached[0][1].message
     assert cached[1] and "row 2 of eval-0.jsonl" in cached[1][0].message
+
+
+def test_a_smaller_split_over_the_part_limit_gets_no_index_parts(tmp_path, monkeypatch):
+    """Index parts are made only for a smaller split of at most PART_SPLIT_MAX_ROWS input rows
+    (beyond that their digests and entries cost about what reading it again does); under the
+    limit, every object gets one. Either way the findings are those of an uncached run."""
+    from planlint.services.split_data import GlobMatches, _pieces, local_glob
+
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    data = tmp_path / "data"
+    data.mkdir()
+    for shard in range(3):
+        (data / f"eval-{shard}.jsonl").write_text("".join(json.dumps({"customer_id": f"e{shard}-{n}", "prompt": f"eval {shard} {n}"}) + "\n" for n in range(10)))
+    (data / "train.jsonl").write_text("".join(json.dumps({"customer_id": f"t-{n}", "prompt": f"train {n}"}) + "\n" for n in range(100))
+                                      + json.dumps({"customer_id": "e2-9", "prompt": "EVAL 1 1"}) + "\n")
+
+    def run(cache):
+        eval_ = GlobMatches("data/eval-*.jsonl", local_glob(tmp_path, "data/eval-*.jsonl"))
+        return check_split_data(data / "train.jsonl", eval_, group_key="customer_id", time_key=None, cutoff=None,
+                                input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+
+    uncached = run(None)
+    assert [issue.code for issue in uncached[0]] == ["PL207", "PL209"]
+    for limit, made in ((25, 0), (30, 3)):
+        monkeypatch.setattr(_pieces, "PART_SPLIT_MAX_ROWS", limit)
+        cache = tmp_path / f"cache-{limit}"
+        assert run(cache) == uncached
+        assert len(list((cache / "split-data" / "index-parts").glob("*.json"))) == made

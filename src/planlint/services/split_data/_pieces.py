@@ -26,8 +26,8 @@ that changed:
 A piece holds no digest: a duplicate input is kept as its normalized text and
 digested again (with the index's digest) when the piece is used. An entry
 whose sampled values are not plain JSON values (a Parquet timestamp) is not
-cached; neither is one that skipped an oversized record, nor an index part of
-more than PART_MAX_ROWS rows.
+cached; neither is one that skipped an oversized record, nor the index parts
+of a smaller split of more than PART_SPLIT_MAX_ROWS input rows.
 """
 
 from __future__ import annotations
@@ -51,9 +51,11 @@ from planlint.services.split_data._sources import RemoteObject, Source, _file_sh
 CACHE_NAME = "split-data-piece"
 PART_CACHE_NAME = "split-data-index-part"
 
-#: An index part of more rows than this is not cached (its entry would hold
-#: 16 bytes per row, and building it costs memory while the split is read).
-PART_MAX_ROWS = 1 << 20
+#: A smaller split of more rows than this is not cached per object: its parts
+#: (16 bytes a row, plus group values) and their keyed digests (~0.5 s per
+#: million rows) would cost about what reading it again does, and memory
+#: while it is read. The whole check's result is still cached.
+PART_SPLIT_MAX_ROWS = 1 << 18
 
 _PLAIN = (str, int, float, bool, type(None))
 
@@ -70,7 +72,7 @@ class _ObjectCache:
         self.directory, self.seal_key, self.version = Path(directory) / "split-data" / self.folder, seal_key, version
         self.ids = ids  # each object's [name, id, size] (Source.identities()) when already known
         self.base = json.dumps(base, sort_keys=True)
-        self.fresh: list[tuple[str, dict]] = []  # entries to write once the whole check has finished
+        self.fresh: list[tuple[str, Any]] = []  # sealed entries to write once the whole check has finished
 
     def key(self, item, position: int) -> Optional[str]:
         """The key of the entry of the object at `position`, or None when its content has no name."""
@@ -105,20 +107,25 @@ class _ObjectCache:
         return data
 
     def add(self, key: str, data: Optional[dict]) -> None:
-        if data is not None:
-            data["version"] = self.version
-            self.fresh.append((key, data))
+        """Seal an entry now (the sealed text is all that is kept), to be written by write()."""
+        if data is None:
+            return
+        data["version"] = self.version
+        try:
+            if self.raw:
+                body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+                self.fresh.append((key, seal_bytes(self.seal_key, self.name, key, body)))
+            else:
+                self.fresh.append((key, seal(self.seal_key, self.name, key, data)))
+        except (ValueError, TypeError):
+            pass  # not encodable: not cached
 
     def write(self) -> None:
-        for key, data in self.fresh:
+        for key, sealed in self.fresh:
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                if self.raw:
-                    body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-                    write_atomically(self.directory / f"{key}.json", seal_bytes(self.seal_key, self.name, key, body))
-                else:
-                    write_atomically(self.directory / f"{key}.json", seal(self.seal_key, self.name, key, data))
-            except (OSError, ValueError, TypeError):
+                write_atomically(self.directory / f"{key}.json", sealed)
+            except OSError:
                 pass  # a cache that cannot be written is only a slower next run
         self.fresh = []
 
@@ -148,6 +155,7 @@ class IndexPartCache(_ObjectCache):
 
     def __init__(self, directory: Path, seal_key: bytes, version: int, base: dict, ids: Optional[list] = None) -> None:
         super().__init__(directory, seal_key, version, base, ids)
+        self.rows: Optional[int] = 0  # rows of the split so far; None once over PART_SPLIT_MAX_ROWS
         self.digest = _scan.keyed_digest(hmac.new(seal_key, b"planlint split-data input digest", "sha256").digest())
 
     def read(self, key: str) -> Optional[tuple["_scan.SmallPart", int]]:
@@ -157,12 +165,25 @@ class IndexPartCache(_ObjectCache):
         except (OSError, ValueError, KeyError, TypeError, IndexError, base64.binascii.Error):
             return None
 
+    @property
+    def wanted(self) -> bool:
+        """Whether parts are still made: not once the split has proved larger than PART_SPLIT_MAX_ROWS."""
+        return self.rows is not None
+
+    def rows_left(self) -> int:
+        return -1 if self.rows is None else PART_SPLIT_MAX_ROWS - self.rows
+
+    def count(self, part: "_scan.SmallPart") -> None:
+        """Count a part's rows (cached or read) towards PART_SPLIT_MAX_ROWS (a part read without its
+        own index, `stable` None, went over it)."""
+        if self.rows is not None:
+            self.rows = PART_SPLIT_MAX_ROWS + 1 if part.stable is None else self.rows + len(part.rows)
+            if self.rows > PART_SPLIT_MAX_ROWS:
+                self.rows, self.fresh = None, []  # too large to be worth caching: nothing of it is kept
+
     def keep(self, key: str, part: "_scan.SmallPart", used: int) -> None:
-        """Write the part now: it is whole on its own (a limit reached later does not change it), and
-        keeping every part's groups until the end would hold the smaller split's group values twice."""
-        if len(part.rows) <= PART_MAX_ROWS:
+        if self.rows is not None:
             self.add(key, _encode_part(part, used))
-            self.write()
 
 
 def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache) -> tuple["_scan.SmallIndex", FileReport]:
@@ -181,8 +202,9 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
             cached[position] = found
     stable = bool(cached)  # the index is in keyed digests: those of the cached parts
     _scan.last_stats["cached_parts"] = len(cached)
-    index, report = _scan.SmallIndex(), FileReport()
-    groups, codes, rows = index.packed_groups, array("q"), array("q")
+    digest = cache.digest if stable else _scan.digest
+    index, report, whole = _scan.SmallIndex(), FileReport(), _scan.SmallPart()
+    whole.groups = index.packed_groups  # filled in place: a copy of a 1M-value mapping would cost ~50 MB
     source.starts = []
     absent: dict[str, int] = {}
     for position, item in enumerate(source.objects):
@@ -191,46 +213,39 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
         counter = getattr(item, "counter", None)
         if position in cached:
             part, used = cached.pop(position)
+            cache.count(part)
             if counter is not None:
                 counter.add(used)  # data.max_bytes counts what an uncached run reads
+            _merge_groups(whole.groups, part.groups, offset)
+            whole.codes.extend(part.codes)
+            whole.rows.extend(map(offset.__add__, part.rows) if offset else part.rows)
         else:
             before = counter.used if counter is not None else 0
             item_spec = _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
-            if stable:
-                part = _scan.index_unit(item_spec, FILE, cache.digest)
-                part.stable = part.codes
-            else:
-                part = _scan.index_unit(item_spec, FILE, _scan.digest, cache.digest if keys[position] is not None else None)
-            if keys[position] is not None:
+            wanted = keys[position] is not None and cache.wanted
+            part = _scan.index_unit(item_spec, FILE, digest, cache.digest if wanted else None, cache.rows_left(), into=whole, offset=offset)
+            if wanted:
+                cache.count(part)
                 cache.keep(keys[position], part, (counter.used - before) if counter is not None else 0)
         report.merge(part.report, offset)
         for name in part.report.absent_columns:
             absent[name] = absent.get(name, 0) + 1
         if report.input_field is None:
             report.input_field = part.report.input_field
-        _merge_groups(groups, part.groups, offset)
-        codes.extend(part.codes)
-        rows.extend(map(offset.__add__, part.rows) if offset else part.rows)
     report.absent_columns = [name for name, count in absent.items() if count == len(source.objects)]
-    if stable:
-        index.digest = cache.digest
-    index.set_inputs(codes, rows)
+    index.digest = digest
+    index.set_inputs(whole.codes, whole.rows)
     return index, report
 
 
 def _merge_groups(groups: dict[str, int], more: dict[str, int], offset: int) -> None:
     """Add an object's groups (first row + rows * ROWS_UNIT, rows local to it) to the split's, the object starting after `offset` rows."""
-    if not groups:
-        groups.update(more if not offset else {value: packed + offset for value, packed in more.items()})
-        return
-    shifted = {value: packed + offset for value, packed in more.items()}
-    if groups.keys().isdisjoint(more.keys()):  # the common case: each group value in one object
-        groups.update(shifted)
-        return
+    common = groups.keys() & more.keys() if groups else ()
+    earlier = {value: groups[value] for value in common}
+    groups.update(more if not offset else {value: packed + offset for value, packed in more.items()})
     shift = _scan.ROWS_SHIFT
-    for value, packed in shifted.items():
-        entry = groups.get(value)
-        groups[value] = packed if entry is None else entry + (packed >> shift << shift)  # the first row stays the earlier object's
+    for value, packed in earlier.items():
+        groups[value] = packed + (more[value] >> shift << shift)  # its rows added; the first row stays the earlier object's
 
 
 def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: Source, cache: PieceCache) -> "_scan.BigResult":

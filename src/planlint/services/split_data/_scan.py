@@ -381,13 +381,27 @@ class SmallPart:
 
 
 def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int] = digest,
-               stable: Callable[[str], int] | None = None) -> SmallPart:
-    """Read one unit of the smaller split for its index: its inputs digested
-    with `digest_` and, when `stable` is given, with that too (part.stable)."""
+               stable: Callable[[str], int] | None = None, stable_limit: int = -1,
+               into: SmallPart | None = None, offset: int = 0) -> SmallPart:
+    """Read one unit of the smaller split for its index, its inputs digested with `digest_`.
+
+    With `into`, the unit's group values, digests and rows (shifted by
+    `offset`) are added to that part (the split's whole index so far), and
+    the part returned holds the unit's report; with `stable` too, it also
+    holds the unit's own groups, rows and inputs digested with `stable`
+    (for the cache), unless the unit has more than `stable_limit` inputs
+    (then its groups and `stable` are None and nothing of it is kept)."""
     part = SmallPart()
-    report, groups, codes, code_rows = part.report, part.groups, part.codes, part.rows
+    target = into if into is not None else part
+    report, groups, codes, code_rows = part.report, target.groups, target.codes, target.rows
+    own: list | None = None  # the unit's own group values and their rows, when kept besides `into`'s
+    own_group_rows: list | None = None
+    own_rows: array | None = None
     stable_codes = part.stable = array("q") if stable is not None else None
+    if into is not None and stable is not None:
+        own, own_group_rows, own_rows = [], [], part.rows
     unit_rows = ROWS_UNIT
+    first_base = unit_rows + (offset if into is not None else 0)
     no_group, no_input = report.no_group, report.no_input
     fields = spec.fields
     inputs = fields.inputs
@@ -403,7 +417,10 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
                     continue
                 key = value if type(value) is str else group_text(value)
                 entry = groups.get(key)
-                groups[key] = row + unit_rows if entry is None else entry + unit_rows
+                groups[key] = row + first_base if entry is None else entry + unit_rows
+                if own is not None:
+                    own.append(key)
+                    own_group_rows.append(row)
         if at_or_after is not None:
             _time_loop(spec, report, rows, times, at_or_after)
         texts = _input_texts(input_values, inputs)
@@ -411,10 +428,24 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
             _note_empty(no_input, rows, texts)
             rows = [row for row, text in zip(rows, texts) if text]
             texts = [text for text in texts if text]
-        codes.extend(map(digest_, texts))
+        batch = array("q", map(digest_, texts))
+        codes.extend(batch)
+        code_rows.extend(map(offset.__add__, rows) if into is not None and offset else rows)
         if stable_codes is not None:
-            stable_codes.extend(map(stable, texts))
-        code_rows.extend(rows)
+            if 0 <= stable_limit < len(stable_codes) + len(texts):
+                # more than is cached: the unit's own index is not kept (nor digested twice)
+                stable_codes = part.stable = None
+                if own is not None:
+                    own = own_group_rows = own_rows = part.groups = None
+                    part.rows = array("q")
+            else:
+                stable_codes.extend(batch if stable is digest_ else map(stable, texts))
+                if own_rows is not None:
+                    own_rows.extend(rows)
+    if own:  # first row and row count of each of the unit's group values, at C speed
+        firsts = dict(zip(reversed(own), reversed(own_group_rows)))
+        counts = Counter(own)
+        part.groups = {key: first + counts[key] * unit_rows for key, first in firsts.items()}
     return part
 
 
