@@ -65,6 +65,9 @@ _MAGIC = re.compile(r"[*?\[]")
 
 _VERSION_QUERY = re.compile(r"\?versionId=([^&#]+)$")
 
+#: gcsfs's (and google-cloud-storage's) switch to a GCS emulator's address.
+GCS_EMULATOR_VARIABLE = "STORAGE_EMULATOR_HOST"
+
 
 class SourceProblem(Exception):
     """A split's objects cannot be listed or opened. `reason` is safe to show."""
@@ -579,8 +582,21 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
         return fs, path, version
     if kind in ("gs", "gcs"):
         path = value.split("://", 1)[1]
-        fs = fsspec.filesystem("gcs", skip_instance_cache=True, version_aware="#" in path, access="read_only",
-                               **({"timeout": wait} if wait is not None else {}))
+        options: dict = {"skip_instance_cache": True, "version_aware": "#" in path, "access": "read_only"}
+        if wait is not None:
+            options["timeout"] = wait
+        if os.environ.get(GCS_EMULATOR_VARIABLE, "") in ("", "default"):
+            fs = fsspec.filesystem("gcs", **options)
+        else:
+            # An emulator takes no credentials (google-cloud-storage's own client is anonymous
+            # there too): the Application Default Credentials chain would ask the GCE metadata
+            # service over the network, and send a real token to the emulator's host. And it
+            # speaks the JSON API only: gcsfs's default filesystem (its zonal and hierarchical
+            # bucket support) first asks for the bucket's layout over gRPC, which an emulator
+            # never answers, and waits a minute per bucket. Its JSON API filesystem is used.
+            from gcsfs.core import GCSFileSystem
+
+            fs = GCSFileSystem(token="anon", **options)
         return fs, path, None
     if kind == "hf":
         fs = fsspec.filesystem("hf", skip_instance_cache=True)

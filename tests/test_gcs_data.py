@@ -1,0 +1,156 @@
+"""`gs://` split paths read from a Cloud Storage imitation on 127.0.0.1 (issue 16): gcsfs's
+own client, pointed at tests/gcs_server.py by STORAGE_EMULATOR_HOST, nothing mocked.
+
+Each run is the CLI in a child process, as a CI job runs it. The imitation also
+answers at the GCE metadata service's address (GCE_METADATA_HOST/IP), so every
+test shows that no credential lookup went to a metadata service.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gcs_server import GcsServer
+
+pytest.importorskip("gcsfs")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+pytestmark = pytest.mark.integration
+
+BUCKET = "acme-training-data"
+
+
+@pytest.fixture(scope="module")
+def gcs():
+    server = GcsServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def served(gcs):
+    gcs.clear()
+    gcs.deny.clear()
+    yield gcs
+    assert gcs.metadata_requests == []  # no credential lookup asked a metadata service
+    assert {request.authorization for request in gcs.requests} == {None}  # anonymous, as at any emulator
+
+
+def parquet_bytes(rows: list[dict]) -> bytes:
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({key: [row[key] for row in rows] for key in rows[0]}), buffer)
+    return buffer.getvalue()
+
+
+def jsonl_gz(rows: list[dict]) -> bytes:
+    return gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode())
+
+
+def shards(gcs: GcsServer, bucket: str) -> None:
+    """train: 3 Parquet shards of 200 rows; eval: 2 gzip JSON Lines shards of 100 rows.
+    'cust-leak' is planted in train shard 00001 row 7 and eval shard 1 row 4 (1-based)."""
+    for shard in range(3):
+        rows = [{"customer_id": f"train-{shard}-{n}", "prompt": f"train prompt {shard} {n}"} for n in range(200)]
+        if shard == 1:
+            rows[6]["customer_id"] = "cust-leak"
+        gcs.put(bucket, f"train/part-{shard:05d}.parquet", parquet_bytes(rows))
+    for shard in range(2):
+        rows = [{"customer_id": f"eval-{shard}-{n}", "prompt": f"eval prompt {shard} {n}"} for n in range(100)]
+        if shard == 1:
+            rows[3]["customer_id"] = "cust-leak"
+        gcs.put(bucket, f"eval/part-{shard}.jsonl.gz", jsonl_gz(rows))
+
+
+def plan_text(train: str, eval_: str) -> str:
+    """The spec's reference plan (clean under every rule), with these split paths and a group boundary only."""
+    text = (Path(__file__).parent / "fixtures" / "reference_plan.yaml").read_text()
+    text = text.replace("path: data/retail/train.jsonl", f"path: {json.dumps(train)}", 1)
+    text = text.replace("path: data/retail/eval.jsonl", f"path: {json.dumps(eval_)}", 1)
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))]
+    return "\n".join(lines) + "\n"
+
+
+def lint(root: Path, gcs: GcsServer, train: str, eval_: str, *args: str) -> subprocess.CompletedProcess:
+    (root / "plans").mkdir(exist_ok=True)
+    (root / "plans" / "remote.yaml").write_text(plan_text(train, eval_))
+    (root / ".git").mkdir(exist_ok=True)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("GOOGLE_", "GCE_", "CLOUDSDK_"))}
+    env.update(STORAGE_EMULATOR_HOST=gcs.url, GCE_METADATA_HOST=gcs.address, GCE_METADATA_IP=gcs.address,
+               CLOUDSDK_CONFIG=str(root / "gcloud"))  # no developer's gcloud login either
+    result = subprocess.run([sys.executable, "-m", "planlint", *args, "plans/"], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def report(result: subprocess.CompletedProcess) -> dict:
+    return json.loads(result.stdout)
+
+
+def findings(result: subprocess.CompletedProcess, code: str) -> list[dict]:
+    return [finding for finding in report(result)["findings"] if finding["code"] == code]
+
+
+def test_a_leak_in_one_shard_is_found_and_located_by_shard_and_row(served, tmp_path):
+    bucket = BUCKET + "-leak"
+    shards(served, bucket)
+    result = lint(tmp_path, served, f"gs://{bucket}/train/*.parquet", f"gs://{bucket}/eval/*.jsonl.gz",
+                  "--format", "json", "--no-cache")
+    assert report(result)["notes"] == []
+    leaks = findings(result, "PL207")
+    assert len(leaks) == 1, result.stdout
+    assert "'cust-leak' (train row 7 of part-00001.parquet, eval row 4 of part-1.jsonl.gz)" in leaks[0]["message"]
+    read = {request.path.rsplit("/o/", 1)[-1] for request in served.media_gets()}
+    assert read == {f"train/part-{n:05d}.parquet" for n in range(3)} | {"eval/part-0.jsonl.gz", "eval/part-1.jsonl.gz"}
+    parquet = [request for request in served.media_gets() if request.path.endswith(".parquet")]
+    assert all(request.range for request in parquet)  # Parquet through range requests
+
+
+@pytest.mark.parametrize("case", ["missing", "no-bucket"])
+def test_a_missing_object_is_a_clear_note_and_pl006_with_require_data(served, tmp_path, case):
+    bucket = BUCKET + "-faults"
+    shards(served, bucket)
+    eval_, expected = {
+        "missing": (f"gs://{bucket}/eval/nothing-here.jsonl", f"gs://{bucket}/eval/nothing-here.jsonl: does not exist"),
+        "no-bucket": ("gs://no-such-bucket/eval.jsonl", "gs://no-such-bucket/eval.jsonl: does not exist"),
+    }[case]
+    train = f"gs://{bucket}/train/*.parquet"
+    result = lint(tmp_path, served, train, eval_, "--format", "json", "--no-cache")
+    assert findings(result, "PL207") == [] and result.returncode == 0
+    notes = report(result)["notes"]
+    assert len(notes) == 1 and expected in notes[0] and "data-aware checks skipped" in notes[0], notes
+    strict = lint(tmp_path, served, train, eval_, "--format", "json", "--no-cache", "--require-data")
+    pl006 = findings(strict, "PL006")
+    assert len(pl006) == 1 and expected in pl006[0]["message"] and pl006[0]["yaml_path"] == "splits.eval.path"
+    assert strict.returncode == 1
+    text = lint(tmp_path, served, train, eval_, "--no-cache", "--require-data")
+    assert expected in text.stdout and text.returncode == 1
+    assert "http://127.0.0.1" not in text.stdout + text.stderr  # the client's request URLs are not the message
+
+
+def test_an_unchanged_rerun_downloads_nothing_and_a_new_generation_is_read(served, tmp_path):
+    bucket = BUCKET + "-cache"
+    shards(served, bucket)
+    train, eval_ = f"gs://{bucket}/train/*.parquet", f"gs://{bucket}/eval/*.jsonl.gz"
+    cache = tmp_path / "cache"
+    first = lint(tmp_path, served, train, eval_, "--format", "json", "--cache-dir", str(cache))
+    assert len(findings(first, "PL207")) == 1 and len(served.media_gets()) >= 5
+    served.clear()
+    second = lint(tmp_path, served, train, eval_, "--format", "json", "--cache-dir", str(cache))
+    assert report(second)["findings"] == report(first)["findings"]
+    assert served.media_gets() == []  # listings only: no object body downloaded again
+    # eval shard 1 is rewritten (a new generation) without the leak: it alone is read again, and the leak is gone
+    served.put(bucket, "eval/part-1.jsonl.gz", jsonl_gz([{"customer_id": "fresh", "prompt": "new"}]))
+    served.clear()
+    third = lint(tmp_path, served, train, eval_, "--format", "json", "--cache-dir", str(cache))
+    assert findings(third, "PL207") == []
+    assert "eval/part-1.jsonl.gz" in {request.path.rsplit("/o/", 1)[-1] for request in served.media_gets()}
