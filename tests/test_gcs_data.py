@@ -115,6 +115,28 @@ def test_a_leak_in_one_shard_is_found_and_located_by_shard_and_row(served, tmp_p
     assert all(request.range for request in parquet)  # Parquet through range requests
 
 
+def test_a_pinned_generation_is_read_and_not_the_live_object(served, tmp_path):
+    bucket = BUCKET + "-generations"
+    shards(served, bucket)
+    leaking = served.put(bucket, "eval/pinned.jsonl", b'{"customer_id": "cust-leak", "prompt": "p"}\n')
+    live = served.put(bucket, "eval/pinned.jsonl", b'{"customer_id": "someone-else", "prompt": "p"}\n')  # overwritten since
+    train = f"gs://{bucket}/train/*.parquet"
+    pinned = lint(tmp_path, served, train, f"gs://{bucket}/eval/pinned.jsonl#{leaking}", "--format", "json", "--no-cache")
+    assert report(pinned)["notes"] == [], pinned.stdout
+    leaks = findings(pinned, "PL207")
+    assert len(leaks) == 1 and "(train row 7 of part-00001.parquet, eval row 1)" in leaks[0]["message"]
+    gets = [request for request in served.media_gets() if request.path.endswith("pinned.jsonl")]
+    assert gets and all(request.query.get("generation") == [str(leaking)] for request in gets)
+    served.clear()
+    latest = lint(tmp_path, served, train, f"gs://{bucket}/eval/pinned.jsonl#{live}", "--format", "json", "--no-cache")
+    assert findings(latest, "PL207") == [] and report(latest)["notes"] == []
+    floating = lint(tmp_path, served, train, f"gs://{bucket}/eval/pinned.jsonl", "--format", "json", "--no-cache")
+    assert findings(floating, "PL207") == []  # the live object: no leak, and a PL107 warning that it floats
+    assert any(f"gs://{bucket}/eval/pinned.jsonl#<generation>" in f["message"] for f in findings(floating, "PL107"))
+    gone = lint(tmp_path, served, train, f"gs://{bucket}/eval/pinned.jsonl#{leaking + 1}", "--format", "json", "--no-cache")
+    assert any("pinned.jsonl#" in note and "does not exist" in note for note in report(gone)["notes"])
+
+
 @pytest.mark.parametrize("case", ["missing", "no-bucket"])
 def test_a_missing_object_is_a_clear_note_and_pl006_with_require_data(served, tmp_path, case):
     bucket = BUCKET + "-faults"

@@ -65,6 +65,8 @@ _MAGIC = re.compile(r"[*?\[]")
 
 _VERSION_QUERY = re.compile(r"\?versionId=([^&#]+)$")
 
+_GENERATION = re.compile(r"#(\d+)$")
+
 #: gcsfs's (and google-cloud-storage's) switch to a GCS emulator's address.
 GCS_EMULATOR_VARIABLE = "STORAGE_EMULATOR_HOST"
 
@@ -495,7 +497,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
             if len(entries) > MAX_OBJECTS:
                 raise SourceProblem(f"{shown}: matches more than {MAX_OBJECTS:,} objects")
         else:
-            info = fs.info(fs_path, **({"version_id": version} if version is not None else {}))
+            info = fs.info(fs_path, **({"version_id": version} if version is not None and kind == "s3" else {}))
             check_deadline()
             if info.get("type", "file") != "file":
                 raise SourceProblem(f"{shown}: is not an object (a prefix or directory; use a glob such as {shown.rstrip('/')}/*.parquet)")
@@ -516,6 +518,8 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
             name = urlsplit(path).path.rsplit("/", 1)[-1]
         else:
             name = path[len(prefix):] if prefix and path.startswith(prefix) else path.rsplit("/", 1)[-1]
+            if version is not None and kind in ("gs", "gcs"):
+                name = name[: -len(version) - 1]  # the object's name, without its '#generation'
         uri = show_uri(_uri(kind, value, path, version))
         options: dict = {}
         object_version = version
@@ -565,7 +569,7 @@ def _uri(kind: str, value: str, path: str, version: Optional[str]) -> str:
 
 
 def _filesystem(kind: str, value: str, timeout: Optional[float]):
-    """(fsspec filesystem, its path for `value`, the S3 version id or None)."""
+    """(fsspec filesystem, its path for `value`, the S3 version id or GCS generation, or None)."""
     import fsspec  # optional extra, imported only for a remote split
 
     wait = None if timeout is None else max(1.0, min(timeout, 300.0))
@@ -582,7 +586,10 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
         return fs, path, version
     if kind in ("gs", "gcs"):
         path = value.split("://", 1)[1]
-        options: dict = {"skip_instance_cache": True, "version_aware": "#" in path, "access": "read_only"}
+        match = _GENERATION.search(path)
+        # The generation stays in the path ('#N', version_aware): gcsfs reads that
+        # generation only when the path names it (its files' range reads pass the path alone).
+        options: dict = {"skip_instance_cache": True, "version_aware": match is not None, "access": "read_only"}
         if wait is not None:
             options["timeout"] = wait
         if os.environ.get(GCS_EMULATOR_VARIABLE, "") in ("", "default"):
@@ -597,7 +604,7 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
             from gcsfs.core import GCSFileSystem
 
             fs = GCSFileSystem(token="anon", **options)
-        return fs, path, None
+        return fs, path, match.group(1) if match else None
     if kind == "hf":
         fs = fsspec.filesystem("hf", skip_instance_cache=True)
         return fs, value[len("hf://"):], None
