@@ -137,14 +137,17 @@ def test_a_pinned_generation_is_read_and_not_the_live_object(served, tmp_path):
     assert any("pinned.jsonl#" in note and "does not exist" in note for note in report(gone)["notes"])
 
 
-@pytest.mark.parametrize("case", ["missing", "no-bucket"])
-def test_a_missing_object_is_a_clear_note_and_pl006_with_require_data(served, tmp_path, case):
+@pytest.mark.parametrize("case", ["missing", "forbidden", "no-bucket"])
+def test_a_missing_or_forbidden_object_is_a_clear_note_and_pl006_with_require_data(served, tmp_path, case):
     bucket = BUCKET + "-faults"
     shards(served, bucket)
     eval_, expected = {
         "missing": (f"gs://{bucket}/eval/nothing-here.jsonl", f"gs://{bucket}/eval/nothing-here.jsonl: does not exist"),
+        "forbidden": (f"gs://{bucket}/eval/*.jsonl.gz", "part-1.jsonl.gz: could not be read (access denied)"),
         "no-bucket": ("gs://no-such-bucket/eval.jsonl", "gs://no-such-bucket/eval.jsonl: does not exist"),
     }[case]
+    if case == "forbidden":
+        served.deny.add(f"{bucket}/eval/part-1.jsonl.gz")
     train = f"gs://{bucket}/train/*.parquet"
     result = lint(tmp_path, served, train, eval_, "--format", "json", "--no-cache")
     assert findings(result, "PL207") == [] and result.returncode == 0

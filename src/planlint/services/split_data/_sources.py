@@ -152,11 +152,22 @@ def _error_text(error: BaseException) -> str:
         return str(refused)
     if isinstance(error, FileNotFoundError):
         return "no such object"
-    if isinstance(error, PermissionError):
+    if isinstance(error, PermissionError) or _http_status(error) in (401, 403):
         return "access denied"
     if isinstance(error, OSError) and error.strerror:
         return safe_text(error.strerror)
     return safe_text(str(error) or type(error).__name__)
+
+
+def _http_status(error: BaseException) -> Optional[int]:
+    """The HTTP status behind a client library's error, when it says one: gcsfs raises a plain
+    OSError('Forbidden: URL ...') for a 403, huggingface_hub an error holding the response."""
+    status = getattr(getattr(error, "response", None), "status_code", None)
+    if isinstance(status, int):
+        return status
+    if isinstance(error, OSError) and not error.strerror and str(error).startswith("Forbidden: "):
+        return 403
+    return None
 
 
 def _problem(shown: str, failed: str, error: BaseException) -> "SourceProblem":
