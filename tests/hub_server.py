@@ -16,8 +16,9 @@ real client runs unchanged against it, pointed here by `HF_ENDPOINT`:
   sends large files to its CDN.
 
 Errors carry the Hub's `X-Error-Code` header (`RepoNotFound`,
-`RevisionNotFound`, `EntryNotFound`), which the client turns into its own
-exceptions. A repository may be private: then only `Authorization: Bearer
+`RevisionNotFound`, `EntryNotFound`, `GatedRepo`), which the client turns into
+its own exceptions. A gated repository lists its files but answers 403 for
+their bytes until access is granted. A repository may be private: then only `Authorization: Bearer
 {token}` opens it, anything else is 401 `RepoNotFound`, as on the Hub.
 Every request is recorded (method, path, Range, status, body bytes sent).
 """
@@ -64,6 +65,7 @@ class HubServer:
     def __init__(self, token: str | None = None) -> None:
         self.token = token  # what opens the private repositories
         self.repos: dict[str, Repo] = {}
+        self.gated: set[str] = set()  # repositories whose files answer 403 GatedRepo (access not granted)
         self.blobs: dict[str, bytes] = {}  # sha256 -> bytes, for /cdn-lfs/
         self.requests: list[Request] = []
         self._lock = threading.Lock()
@@ -202,6 +204,8 @@ class HubServer:
             data = self.repos[repo_id].commits[sha].get(unquote(path))
             if data is None:
                 return _error(404, "EntryNotFound", "Entry not found")
+            if repo_id in self.gated:
+                return _error(403, "GatedRepo", f"Access to dataset {repo_id} is restricted and you are not in the authorized list.")
             common = {"X-Repo-Commit": sha, "Accept-Ranges": "bytes"}
             if _is_lfs(path):
                 digest = hashlib.sha256(data).hexdigest()

@@ -195,3 +195,18 @@ def test_a_private_dataset_is_read_with_hf_token_and_the_token_is_in_no_output(s
             output = result.stdout + result.stderr
             assert "PL006" in output and missing in output, (fmt, output)
             assert token not in output and TOKEN not in output, (fmt, output)
+
+
+def test_a_gated_dataset_whose_access_was_not_granted_is_a_note(served, tmp_path):
+    """The Hub lists a gated dataset's files but answers 403 GatedRepo for their bytes."""
+    sha = served.commit("acme/gated", shard_files())
+    served.gated.add("acme/gated")
+    try:
+        write_plan(tmp_path, hf_uri("acme/gated", sha, "data/train-*.parquet"), hf_uri("acme/gated", sha, "data/eval.jsonl"))
+        result = run_cli(tmp_path, served, "--format", "json", "--no-cache", "--require-data", "plans/", token=TOKEN)
+    finally:
+        served.gated.discard("acme/gated")
+    found = report(result)["findings"]
+    assert [f["code"] for f in found] == ["PL006"] and result.returncode == 1
+    assert "could not be read (access denied: the dataset is gated" in found[0]["message"], found
+    assert "http://127.0.0.1" not in result.stdout and TOKEN not in result.stdout + result.stderr

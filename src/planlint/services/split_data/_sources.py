@@ -152,6 +152,8 @@ def _error_text(error: BaseException) -> str:
         return str(refused)
     if isinstance(error, FileNotFoundError):
         return "no such object"
+    if any(kind.__name__ == "GatedRepoError" for kind in type(error).__mro__):  # huggingface_hub's, a 403
+        return "access denied: the dataset is gated and the token in HF_TOKEN has not been granted access"
     if isinstance(error, PermissionError) or _http_status(error) in (401, 403):
         return "access denied"
     if isinstance(error, OSError) and error.strerror:
