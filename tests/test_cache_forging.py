@@ -13,6 +13,7 @@ the attacker's key, so it fails if sealing stops mattering. An unsealed entry
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -292,3 +293,39 @@ def test_committed_plan_facts_do_not_hide_pl005_or_pl507_from_the_hook(tmp_path,
     result = run_process("--format", "json", "plans/new.yaml", cwd=repo, env=ci_env)
     assert result.status == 1 and sorted(_codes(result)) == ["PL005", "PL507"], result
     assert result.out == honest.out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_entries_committed_as_links_to_a_pipe_or_dev_zero_do_not_hold_the_run(tmp_path):
+    """The attack: cache entry names are predictable (a hash of the plan's split paths and their
+    contents), so a pull request commits, where the per-object entries of its sharded splits will
+    be looked for, links to a named pipe (a read that never ends) and to /dev/zero. The run must
+    neither hang nor read them: it finishes, within the test's timeout, with the findings of a run
+    without any cache. (The cache directory's own check looks two levels deep; these entries are
+    three levels down.)"""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for shard in range(3):
+        rows = [{"customer_id": f"t{shard}-{n}", "prompt": f"train {shard} {n}"} for n in range(8)]
+        if shard == 2:
+            rows[5]["customer_id"] = "cust-leak"
+        write(repo / "data" / f"train-{shard}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    write(repo / "data" / "eval-0.jsonl", "".join(json.dumps({"customer_id": "cust-leak" if n == 1 else f"e-{n}", "prompt": f"eval {n}"}) + "\n" for n in range(6)))
+    text = REF.replace("path: data/retail/train.jsonl", 'path: "data/train-*.jsonl"', 1).replace("path: data/retail/eval.jsonl", 'path: "data/eval-*.jsonl"', 1)
+    write(repo / "plans" / "p.yaml", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))) + "\n")
+    env = {"PLANLINT_CACHE_KEY": str(tmp_path / "ci-home" / "key")}
+    uncached = run_process("--format", "json", "--no-cache", "plans", cwd=repo, env=env)
+    assert [finding["code"] for finding in json.loads(uncached.out)["findings"]] == ["PL207"]
+    run_process("--format", "json", "plans", cwd=repo, env=env)
+    entries = sorted((repo / ".planlint_cache" / "split-data").glob("*/*.json"))
+    assert {entry.parent.name for entry in entries} == {"pieces", "index-parts"}
+    for whole in (repo / ".planlint_cache" / "split-data").glob("*.json"):
+        whole.unlink()  # (a fresh checkout has none; a committed one is refused on its own)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for number, entry in enumerate(entries):
+        entry.unlink()
+        entry.symlink_to(pipe if number % 2 == 0 else Path("/dev/zero"))
+    result = run_process("--format", "json", "plans", cwd=repo, env=env, timeout=60)
+    assert result.status == uncached.status
+    assert json.loads(result.out)["findings"] == json.loads(uncached.out)["findings"]

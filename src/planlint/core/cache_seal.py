@@ -154,17 +154,49 @@ def unseal(key: bytes | None, cache: str, identity: str, text: str | bytes) -> d
     return entry if hmac.compare_digest(mac, expected) else None
 
 
-def read_sealed(path, key: bytes | None, cache: str, identity: str, limit: int = -1) -> dict | None:
-    """The body of the entry in file `path` (at most `limit` bytes read) when this machine sealed it
-    for (`cache`, `identity`); None when it is absent, unreadable, too long to be whole or not sealed here."""
-    if key is None:
-        return None
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def read_entry(path, limit: int = -1) -> bytes | None:
+    """The bytes of the cache file `path` (at most `limit`), or None when it is absent, unreadable,
+    a symbolic link or not a regular file.
+
+    Entry names are predictable (a hash of what the entry is about), and the
+    cache directory is in the checkout: a pull request can commit a link
+    where an entry will be looked for, to a named pipe or a terminal (a read
+    that never ends) or to /dev/zero. Such a file is not read: no link is
+    followed (O_NOFOLLOW), the open does not wait for a pipe's writer
+    (O_NONBLOCK), and only a regular file is read."""
     try:
-        with open(path, "rb") as handle:
-            text = handle.read(limit)
+        fd = os.open(path, _READ_FLAGS)
     except OSError:
         return None
-    return unseal(key, cache, identity, text)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], limit
+        while left != 0:
+            chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if left > 0:
+                left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_sealed(path, key: bytes | None, cache: str, identity: str, limit: int = -1) -> dict | None:
+    """The body of the entry in file `path` (at most `limit` bytes read) when this machine sealed it
+    for (`cache`, `identity`); None when it is absent, unreadable, not a regular file (read_entry),
+    too long to be whole or not sealed here."""
+    if key is None:
+        return None
+    text = read_entry(path, limit)
+    return None if text is None else unseal(key, cache, identity, text)
 
 
 def seal_bytes(key: bytes, cache: str, identity: str, body: bytes) -> bytes:
