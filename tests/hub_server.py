@@ -20,7 +20,8 @@ Errors carry the Hub's `X-Error-Code` header (`RepoNotFound`,
 its own exceptions. A gated repository lists its files but answers 403 for
 their bytes until access is granted. A repository may be private: then only `Authorization: Bearer
 {token}` opens it, anything else is 401 `RepoNotFound`, as on the Hub.
-Every request is recorded (method, path, Range, status, body bytes sent).
+Every request is recorded (method, path, Range, status, body bytes sent);
+requests whose path holds a part in `stall` wait until `release` is set.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class HubServer:
         self.token = token  # what opens the private repositories
         self.repos: dict[str, Repo] = {}
         self.gated: set[str] = set()  # repositories whose files answer 403 GatedRepo (access not granted)
+        self.stall: set[str] = set()  # parts of request paths answered only once `release` is set
+        self.release = threading.Event()
         self.blobs: dict[str, bytes] = {}  # sha256 -> bytes, for /cdn-lfs/
         self.requests: list[Request] = []
         self._lock = threading.Lock()
@@ -102,6 +105,7 @@ class HubServer:
         return self
 
     def stop(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -142,6 +146,8 @@ class HubServer:
             self.requests.append(record)
         length = int(handler.headers.get("Content-Length") or 0)
         form = handler.rfile.read(length) if length else b""
+        if any(part in record.path for part in self.stall):
+            self.release.wait(600)  # a Hub that stalls: the client's budget must end this
         try:
             status, headers, payload = self._route(handler.command, parts.path, parse_qs(parts.query), form, handler.headers)
         except Exception as error:  # a bug in the imitation is a 500, visible in the test

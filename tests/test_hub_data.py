@@ -80,13 +80,13 @@ def write_plan(root: Path, train: str, eval_: str) -> None:
     (root / ".git").mkdir(exist_ok=True)
 
 
-def run_cli(root: Path, hub: HubServer, *args: str, token: str | None = None) -> subprocess.CompletedProcess:
+def run_cli(root: Path, hub: HubServer, *args: str, token: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("HF_", "HUGGINGFACE_"))}
     env.update(HF_ENDPOINT=hub.url, HF_HOME=str(root / "hf-home"), HF_HUB_DISABLE_TELEMETRY="1")
     if token is not None:
         env["HF_TOKEN"] = token
     result = subprocess.run([sys.executable, "-m", "planlint", *args], cwd=root, env=env,
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=timeout)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -210,3 +210,26 @@ def test_a_gated_dataset_whose_access_was_not_granted_is_a_note(served, tmp_path
     assert [f["code"] for f in found] == ["PL006"] and result.returncode == 1
     assert "could not be read (access denied: the dataset is gated" in found[0]["message"], found
     assert "http://127.0.0.1" not in result.stdout and TOKEN not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("stalled", ["/tree/", "/resolve/"])
+def test_a_stalled_hub_ends_at_the_time_budget_not_in_a_hung_job(served, tmp_path, stalled):
+    """huggingface_hub waits on a tree listing without any timeout (and retries a stalled download
+    five times): the budget must still end the run, with its note. Without the bound the run hangs
+    until the Hub answers, here never within the test's timeout."""
+    import threading
+
+    sha = served.commit("acme/stalled", shard_files())
+    write_plan(tmp_path, hf_uri("acme/stalled", sha, "data/train-*.parquet"), hf_uri("acme/stalled", sha, "data/eval.jsonl"))
+    (tmp_path / ".planlint.yaml").write_text("data: {time_budget: 2}\n")
+    served.release = threading.Event()
+    served.stall.add(stalled)
+    try:
+        result = run_cli(tmp_path, served, "--format", "json", "--no-cache", "--require-data", "plans/", timeout=120)
+    finally:
+        served.stall.clear()
+        served.release.set()
+    found = report(result)["findings"]
+    assert [f["code"] for f in found] == ["PL006"] and result.returncode == 1
+    assert "stopped after 2s (limit data.time_budget)" in found[0]["message"], found
+    assert any(stalled in request.path for request in served.requests)  # the stalled call was made

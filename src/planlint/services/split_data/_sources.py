@@ -28,6 +28,8 @@ import io
 import os
 import re
 import stat
+import threading
+import time
 from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -37,7 +39,8 @@ from planlint.core.urls import mask_uris, scheme, show_uri
 from planlint.services.split_data._addresses import PLAIN_HTTP_VARIABLE, AddressRefused
 from planlint.services.split_data._addresses import non_public_host as _non_public_host
 from planlint.services.split_data._addresses import plain_http_allowed as _plain_http_allowed
-from planlint.services.split_data._base import FileReport, OverLimit, UnsupportedFormat, check_deadline, content_sha256, detect_format
+from planlint.services.split_data._base import (FileReport, OverBudget, OverLimit, UnsupportedFormat, check_deadline, content_sha256,
+                                                detect_format)
 from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
 
 #: `data.max_bytes`: what one split may read from storage, by default (2 GiB).
@@ -189,8 +192,9 @@ class RemoteObject:
     """One object of a remote split; the readers open it with `open_binary()`."""
 
     def __init__(self, fs: Any, fs_path: str, name: str, uri: str, size: Optional[int], identity: Optional[str],
-                 counter: "ByteCounter", open_options: dict) -> None:
+                 counter: "ByteCounter", open_options: dict, deadline: Optional[float] = None) -> None:
         self.fs, self.fs_path = fs, fs_path
+        self.deadline = deadline  # time.monotonic() past which a call to a client without timeouts is given up
         self.name = name  # shown in messages: the part after the glob's fixed prefix
         self.uri = uri  # shown: show_uri'd
         self.size, self.identity = size, identity
@@ -203,11 +207,13 @@ class RemoteObject:
         # range request. Streams read ahead one block at a time.
         options.update(block_size=1 << 20, cache_type="none") if random_access else options.update(block_size=STREAM_BLOCK, cache_type="readahead")
         try:
-            handle = self.fs.open(self.fs_path, "rb", **options)
+            handle = bounded(lambda: self.fs.open(self.fs_path, "rb", **options), self.deadline)
+        except OverLimit:
+            raise
         except Exception as error:  # FileNotFoundError, PermissionError, client errors
             check_deadline()
             raise _problem(self.uri, "could not be opened", error) from None
-        return _Counted(handle, self.counter, self.uri)
+        return _Counted(handle, self.counter, self.uri, self.deadline)
 
     def __str__(self) -> str:
         return self.uri
@@ -233,12 +239,41 @@ def limit_text(size: int) -> str:
     return f"{size} bytes"
 
 
+def bounded(call, deadline: Optional[float]):
+    """`call()`, given up at `deadline` (time.monotonic()) with OverBudget; None: no bound.
+
+    For a client that takes no timeout from planlint: huggingface_hub's
+    listings wait on a stalled Hub without end, and its reads retry a 10 s
+    timeout five times. The call runs in a daemon thread that is left behind if
+    it outlives the deadline (its result is dropped); the data checks end there.
+    """
+    if deadline is None:
+        return call()
+    outcome: dict = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # handed to the caller below
+            outcome["error"] = error
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="planlint-bounded-call", daemon=True).start()
+    if not done.wait(max(0.0, deadline - time.monotonic())):
+        raise OverBudget()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 class _Counted(io.RawIOBase):
     """A remote file that counts what is read (data.max_bytes) and checks the time budget at each read."""
 
-    def __init__(self, handle, counter: ByteCounter, uri: str) -> None:
+    def __init__(self, handle, counter: ByteCounter, uri: str, deadline: Optional[float] = None) -> None:
         super().__init__()
-        self._handle, self._counter, self._uri = handle, counter, uri
+        self._handle, self._counter, self._uri, self._deadline = handle, counter, uri, deadline
         self.size = getattr(handle, "size", None)
 
     def readable(self) -> bool:
@@ -256,7 +291,7 @@ class _Counted(io.RawIOBase):
     def read(self, size: int = -1) -> bytes:
         check_deadline()
         try:
-            data = self._handle.read(size)
+            data = bounded(lambda: self._handle.read(size), self._deadline)
         except (OverLimit, SourceProblem):
             raise
         except Exception as error:  # a timeout past the budget is the budget
@@ -497,12 +532,14 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
                             missing_extra=extra)
     counter = ByteCounter(max_bytes, split)
     fs, fs_path, version = _filesystem(kind, value, timeout)
+    # huggingface_hub takes no timeout from planlint: its calls are bounded by the budget's deadline
+    deadline = time.monotonic() + timeout if kind == "hf" and timeout is not None else None
     glob = has_magic(fs_path) and kind not in ("http", "https")
     try:
         if glob:
             if version is not None:
                 raise SourceProblem(f"{shown}: a glob cannot name a version")
-            listing = fs.glob(fs_path, detail=True)
+            listing = bounded(lambda: fs.glob(fs_path, detail=True), deadline)
             check_deadline()
             entries = sorted((path, info) for path, info in listing.items() if info.get("type", "file") == "file")
             if not entries:
@@ -510,7 +547,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
             if len(entries) > MAX_OBJECTS:
                 raise SourceProblem(f"{shown}: matches more than {MAX_OBJECTS:,} objects")
         else:
-            info = fs.info(fs_path, **({"version_id": version} if version is not None and kind == "s3" else {}))
+            info = bounded(lambda: fs.info(fs_path, **({"version_id": version} if version is not None and kind == "s3" else {})), deadline)
             check_deadline()
             if info.get("type", "file") != "file":
                 raise SourceProblem(f"{shown}: is not an object (a prefix or directory; use a glob such as {shown.rstrip('/')}/*.parquet)")
@@ -538,7 +575,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
         object_version = version
         if object_version is not None and kind == "s3":
             options["version_id"] = object_version
-        objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options))
+        objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options, deadline))
         names.append(safe_name(name))
     return Source(shown, objects, names, sharded=glob)
 
