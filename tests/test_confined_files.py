@@ -138,3 +138,16 @@ def test_a_plan_linked_inside_the_repository_is_linted(tmp_path):
     (repo / "plans" / "linked.yaml").symlink_to(repo / "shared" / "plan.yaml")
     result = run_process("--format", "json", "plans", cwd=repo)
     assert json.loads(result.out)["findings"][0]["code"] == "PL102" and result.status == 1, result
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_inside_the_checkout_is_refused_without_waiting(tmp_path):
+    """A named pipe in plans/ (git cannot commit one, but a working tree can hold one) is not
+    opened for reading: opening it would wait for a writer and the run would never end."""
+    repo = _repo(tmp_path)
+    os.mkfifo(repo / "plans" / "pipe.yaml")
+    result = run_process("--format", "json", "plans", cwd=repo, timeout=60)
+    assert result.status == 1, result
+    findings = result.json["findings"]
+    assert [(f["path"], f["code"], f["line"]) for f in findings] == [("plans/pipe.yaml", "PL006", 1)], findings
+    assert "is a named pipe or a socket, not a file: not read" in findings[0]["message"]

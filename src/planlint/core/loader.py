@@ -97,7 +97,8 @@ class _QuotedSpans(Sequence):
 # --------------------------------------------------------------------------- reading
 
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+#: O_NONBLOCK: opening a named pipe does not wait for a writer (it is then refused, see read_text).
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 def read_text(path: Path, max_size: int) -> tuple[str | None, LoadProblem | None]:
@@ -118,6 +119,8 @@ def read_text(path: Path, max_size: int) -> tuple[str | None, LoadProblem | None
         status = os.fstat(fd)
         if stat.S_ISDIR(status.st_mode):
             return None, _unreadable("is a directory, not a file")
+        if stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode):
+            return None, _unreadable("is a named pipe or a socket, not a file: not read")
         size = status.st_size
         if size > max_size:
             return None, _unreadable(f"file is {size:,} bytes, over the {max_size:,}-byte limit (max_file_size)")

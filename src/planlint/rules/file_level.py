@@ -161,7 +161,9 @@ unreadable_file.doc = """The file cannot be read as a plan: not UTF-8, too large
     depth, alias expansion, time budget): plan files come from pull requests
     and are treated as untrusted input. For the same reason a file that is a
     symbolic link leading out of the repository (or under a linked
-    directory) is not opened at all, and reported here without an excerpt.
+    directory) is not opened at all, and reported here without an excerpt;
+    nor is a named pipe or a socket (opening a pipe would wait for a writer
+    and hold the run).
 
     Example (fails):
         # encoding: latin-1
