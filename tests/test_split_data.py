@@ -404,7 +404,7 @@ def test_unsupported_format_and_same_file(tmp_path):
     train = write_rows(tmp_path / "train.jsonl", clean_train())
     other = tmp_path / "eval.xlsx"
     other.write_bytes(b"PK")
-    assert check(train, other) == ([], [DataNote("eval", f"{other}: not a supported split format (.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz); data-aware checks skipped")])
+    assert check(train, other) == ([], [DataNote("eval", f"{other}: not a supported split format (.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz); data-aware checks skipped", over_budget=True)])
     issues, notes = check(train, train)
     assert issues == [] and "same file" in notes[0].message
 
@@ -415,7 +415,7 @@ def test_parquet_without_pyarrow_is_a_note(tmp_path, monkeypatch):
     monkeypatch.setattr(split_data, "_have_pyarrow", lambda: False)
     issues, notes = check(train, write_rows(tmp_path / "eval.jsonl", clean_eval()))
     assert issues == []
-    assert notes == [DataNote("train", f"{train}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
+    assert notes == [DataNote("train", f"{train}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped", over_budget=True)]
 
 
 def test_import_is_lean():

@@ -133,3 +133,41 @@ def test_a_changed_shard_relints_an_unchanged_plan_in_diff_mode(repo, planlint):
     write(repo / "data" / "eval-00000.jsonl", rows("eval", 6, leak_at=3))  # only a shard changes
     result = planlint("--format", "json", "--no-cache", "--diff-base", "main", "plans", cwd=repo)
     assert [f["code"] for f in findings(result)] == ["PL207"], result.out
+
+
+# --------------------------------------------------------------------------- --require-data: never a silent pass
+
+
+def test_require_data_is_not_silent_when_the_group_rule_is_off(repo, planlint):
+    """The PL006 of a required data check that could not run came only from PL207: with PL207
+    ignored (or only PL208 selected) a missing split passed with exit 0 and no word."""
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/missing.jsonl"))
+    for options in (["--ignore", "PL207"], ["--select", "PL208"], ["--select", "PL209,PL006"]):
+        result = planlint("--format", "json", "--no-cache", "--require-data", *options, "plans", cwd=repo)
+        found = findings(result)
+        assert [(f["code"], f["line"]) for f in found] == [("PL006", found[0]["line"])], (options, found)
+        assert "data checks are required (--require-data)" in found[0]["message"]
+        assert result.status == 1
+
+
+def test_require_data_fails_a_split_that_cannot_be_decoded_or_needs_an_extra(repo, planlint, monkeypatch):
+    """A corrupt gzip shard, or Parquet without pyarrow: the data checks did not run, so with
+    --require-data it is PL006 at that split's path, not a note and exit 0; without it, a note."""
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval.jsonl.gz"))
+    (repo / "data" / "eval.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00 this is not gzip")
+    result = planlint("--format", "json", "--no-cache", "plans", cwd=repo)
+    assert findings(result) == [] and result.status == 0
+    assert "could not be read" in " ".join(json.loads(result.out).get("notes", [])) or "could not be read" in result.err
+    result = planlint("--format", "json", "--no-cache", "--require-data", "plans", cwd=repo)
+    found = findings(result)
+    assert [f["code"] for f in found] == ["PL006"] and "could not be read" in found[0]["message"], found
+    assert result.status == 1
+
+    from planlint.services import split_data
+
+    monkeypatch.setattr(split_data, "_have_pyarrow", lambda: False)
+    (repo / "data" / "eval.parquet").write_bytes(b"PAR1")
+    write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval.parquet"))
+    result = planlint("--format", "json", "--no-cache", "--require-data", "plans", cwd=repo)
+    found = findings(result)
+    assert [f["code"] for f in found] == ["PL006"] and "pip install 'planlint[parquet]'" in found[0]["message"], found

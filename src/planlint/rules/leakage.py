@@ -277,12 +277,14 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
 
 def _own(ctx: PlanContext, code: str) -> Iterator[Problem | Note]:
     problems, notes = split_data_problems(ctx)
-    if "notes given" not in ctx.memo:  # the first of the three data rules to run returns the notes
+    first = "notes given" not in ctx.memo
+    if first:  # the first data rule to run (whichever are selected) returns the notes
         ctx.memo["notes given"] = True
         yield from notes
     for problem in problems:
-        # A required file that is missing (PL006) is reported once, with PL207.
-        if problem.code == code or (code == "PL207" and problem.code == "PL006"):
+        # A required check that could not run (PL006) is reported once, by the first data rule to run:
+        # with PL207 ignored (--ignore PL207, --select PL208) it must not pass silently.
+        if problem.code == code or (first and problem.code == "PL006"):
             yield problem
 
 

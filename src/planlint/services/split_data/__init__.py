@@ -82,10 +82,11 @@ class DataNote:
     split: str | None
     message: str
     # The checks did not run to the end: a limit cut them short
-    # (data.time_budget, data.max_bytes, the size of one record), or a remote
-    # split could not be listed or read (no such object, access denied, the
-    # extra its scheme needs is not installed). Never cached; PL006 with
-    # --require-data.
+    # (data.time_budget, data.max_bytes, the size of one record), or a split
+    # could not be listed or read at all (no such object, access denied, the
+    # extra its scheme or format needs is not installed, a format planlint
+    # does not read, a file that cannot be decoded). Never cached; PL006 with
+    # --require-data: planlint never passes a split it could not read.
     over_budget: bool = False
 
 
@@ -204,10 +205,10 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
         try:
             formats[split] = detect_format(path)
         except UnsupportedFormat:
-            return [], [DataNote(split, f"{path}: not a supported split format (.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz); data-aware checks skipped")]
+            return [], [DataNote(split, f"{path}: not a supported split format (.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz); data-aware checks skipped", over_budget=True)]
     for split, path in (("train", train_path), ("eval", eval_path)):
         if formats[split][0] == "parquet" and not _have_pyarrow():
-            return [], [DataNote(split, f"{path}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
+            return [], [DataNote(split, f"{path}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped", over_budget=True)]
     if max_bytes is not None:
         for split, path in (("train", train_path), ("eval", eval_path)):
             local = [path] if isinstance(path, Path) else [item for item in path.objects if isinstance(item, Path)]
@@ -234,7 +235,7 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
         try:
             ids = {"train": _content_ids(train_path), "eval": _content_ids(eval_path)}
         except OSError as error:
-            return [], [DataNote(None, f"could not read the split files ({_os_error(error)}); data-aware checks skipped")]
+            return [], [DataNote(None, f"could not read the split files ({_os_error(error)}); data-aware checks skipped", over_budget=True)]
         key = _cache_key(params, ids["train"], ids["eval"])
         pieces = _PieceCaches(Path(cache_dir), seal_key, params, ids)
         if key is not None:  # None: an object without a version or ETag, not cached
@@ -249,11 +250,11 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
         message = f"{limited.path}: {limited.reason}: the data checks stopped there"
         return [], [DataNote(limited.split, message + "; data-aware checks skipped", over_budget=True)]
     except MissingExtra:
-        return [], [DataNote(None, "reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped")]
+        return [], [DataNote(None, "reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped", over_budget=True)]
     except _SourceFailed as failed:
         return [], [DataNote(failed.split, failed.reason + "; data-aware checks skipped", over_budget=True)]
     except _ReadError as error:
-        return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped")]
+        return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped", over_budget=True)]
     if not any(note.over_budget for note in notes):
         # a result a limit cut short is not kept: it is not the answer
         if cache_file is not None:
