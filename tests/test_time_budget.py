@@ -162,3 +162,73 @@ def test_no_pattern_backtracks_on_a_long_line(pattern_source):
 
 
 HANG_CPU_SECONDS = 10.0
+
+
+def test_the_data_rules_time_is_bounded_by_data_time_budget_not_the_per_file_budget(planlint, tmp_path, monkeypatch):
+    """Issue 16 review: a data check that takes longer than `limits.time_budget` (5 s) must not
+    cut the file short: the data rules are bounded by `data.time_budget`, and the rules after
+    them still run under their own 5 s. The data check is made to take 30 s on an injected
+    clock (the engine's), so no real time is needed."""
+    import types
+
+    import planlint.engine.lint as engine
+    import planlint.services.split_data as split_data
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    row = '{"customer_id": "%s", "created_at": "2026-01-01", "prompt": "p %s"}\n'
+    write(repo / "data" / "train-0.jsonl", row % ("c1", 1) + row % ("shared", 2))
+    write(repo / "data" / "train-1.jsonl", row % ("c3", 3))
+    write(repo / "data" / "eval.jsonl", row % ("shared", 4) + row % ("c5", 5))
+    plan = REF.replace("path: data/retail/train.jsonl", "path: data/train-*.jsonl").replace("path: data/retail/eval.jsonl", "path: data/eval.jsonl")
+    plan = plan.replace("estimated_cost: 180", "estimated_cost: 300")  # over max_spend: a PL5xx finding
+    write(repo / "plans" / "a.yaml", plan)
+    write(repo / ".planlint.yaml", "data: {time_budget: 3600}\n")  # the default limits.time_budget: 5 s
+
+    offset = [0.0]
+    monkeypatch.setattr(engine, "time", types.SimpleNamespace(monotonic=lambda: time.monotonic() + offset[0]))
+    real = split_data.check_split_data
+    calls = []
+
+    def slow_check(*args, **kwargs):
+        calls.append(1)
+        result = real(*args, **kwargs)
+        offset[0] += 30.0  # the check took 30 s, well within data.time_budget
+        return result
+
+    monkeypatch.setattr(split_data, "check_split_data", slow_check)
+    result = planlint("--no-cache", "--format", "json", "plans", cwd=repo)
+    findings = result.json["findings"]
+    codes = {f["code"] for f in findings}
+    assert calls == [1], calls
+    assert not [f for f in findings if "took longer than" in f["message"]], findings
+    assert "PL006" not in codes, findings
+    assert "PL207" in codes, findings  # the data rules report
+    assert any(code.startswith("PL5") for code in codes), findings  # and so do the rules after them
+    assert result.status == 1, result
+
+
+def test_the_per_file_budget_still_counts_the_rules_after_the_data_rules(planlint, tmp_path, monkeypatch):
+    """The data rules' time is not counted; the time of every other rule still is: a rule after
+    them that blows the budget (here: the clock jumps 30 s during the PL5xx rules) still stops the file."""
+    import types
+
+    import planlint.engine.lint as engine
+    import planlint.rules as rules
+
+    write(tmp_path / ".git" / "HEAD", "")
+    write(tmp_path / "plans" / "a.yaml", REF)
+    offset = [0.0]
+    monkeypatch.setattr(engine, "time", types.SimpleNamespace(monotonic=lambda: time.monotonic() + offset[0]))
+    slow = next(rule for rule in rules.PLAN_RULES if rule.code.startswith("PL5"))
+    after = rules.PLAN_RULES[rules.PLAN_RULES.index(slow) + 1]
+    real_check = slow.check
+
+    def check(ctx):
+        offset[0] += 30.0
+        return real_check(ctx)
+
+    monkeypatch.setattr(slow, "check", check, raising=True)
+    result = planlint("--no-cache", "--format", "json", "plans", cwd=tmp_path)
+    messages = [f["message"] for f in result.json["findings"] if f["code"] == "PL006"]
+    assert messages == [f"checking took longer than 5s (limit time_budget): {after.code} and the rules after it did not run"], result
