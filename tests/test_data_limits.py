@@ -117,7 +117,8 @@ def test_attack_a_parquet_footer_claiming_2_60_rows_stops_at_the_budget(tmp_path
     issues, notes = _without_hanging(lambda: _check(train, eval_, time_budget=40, clock=clock))
     assert issues == []
     assert [n.over_budget for n in notes] == [True]
-    assert notes[0].message.startswith("the data checks stopped after 40s (limit data.time_budget)")
+    assert notes[0].message == "the data checks stopped after 40s (limit data.time_budget) while reading the train split; data-aware checks skipped"
+    assert notes[0].split == "train"
     # One reading to set the deadline, one per batch of 8,192 claimed rows until it passed:
     # the work is bounded by the budget, not by the 2^60 rows.
     assert 40 <= clock.calls <= 43, clock.calls
@@ -146,6 +147,43 @@ def test_the_deadline_is_checked_within_a_chunk(tmp_path, monkeypatch, suffix):
     assert clock.calls <= 7  # stopped at the 5th check, i.e. within ~20,000 of the 200,000 rows
 
 
+def _eval_larger_than_train(repo: Path) -> None:
+    """A one-row train split and a 50,000-row eval split: train is read (whole) first, then eval."""
+    write(repo / "data" / "train.jsonl", ROW % ("c-1", "2026-01-01", 1))
+    write(repo / "data" / "eval.jsonl", "".join(ROW % (f"e{i}", "2026-09-01", i) for i in range(50_000)))
+
+
+def test_the_budget_note_names_the_split_being_read_when_it_ran_out(tmp_path, monkeypatch):
+    """The budget runs out while reading the (larger) eval split: the note is about eval, and says
+    where the checks stopped, not why (a stalled server and a large split look alike)."""
+    _eval_larger_than_train(tmp_path)
+    monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
+    clock = CountingClock()
+    issues, notes = _check(tmp_path / "data" / "train.jsonl", tmp_path / "data" / "eval.jsonl", time_budget=4, clock=clock)
+    assert issues == [] and [(n.split, n.over_budget) for n in notes] == [("eval", True)], notes
+    assert notes[0].message == "the data checks stopped after 4s (limit data.time_budget) while reading the eval split; data-aware checks skipped"
+
+
+def test_require_data_puts_the_budget_pl006_at_the_split_being_read(planlint, tmp_path, monkeypatch):
+    """--require-data: the PL006 is at splits.eval.path when the budget ran out reading eval (it was at train)."""
+    import functools
+
+    import planlint.services.split_data as split_data
+
+    repo = _project(tmp_path, "data/train.jsonl")
+    _eval_larger_than_train(repo)
+    write(repo / ".planlint.yaml", "data: {time_budget: 4}\nlimits: {time_budget: 3600}\n")
+    monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
+    monkeypatch.setattr(split_data, "check_split_data", functools.partial(split_data.check_split_data, clock=CountingClock()))
+    result = planlint("--no-cache", "--require-data", "--format", "json", "plans", cwd=repo)
+    found = [f for f in result.json["findings"] if f["code"] == "PL006"]
+    assert result.status == 1 and len(found) == 1, result
+    eval_line = next(n for n, line in enumerate((repo / "plans" / "a.yaml").read_text().splitlines(), 1) if "path: data/eval.jsonl" in line)
+    assert found[0]["line"] == eval_line, found
+    assert found[0]["message"] == ("the data checks stopped after 4s (limit data.time_budget) while reading the eval split; "
+                                   "data-aware checks skipped, and data checks are required (--require-data)"), found
+
+
 @pytest.mark.parametrize("require", [False, True])
 def test_attack_the_huge_parquet_footer_through_the_cli(require, tmp_path):
     """End to end: the real CLI, real clock, data.time_budget: 1. No hang; a note, or PL006."""
@@ -160,7 +198,9 @@ def test_attack_the_huge_parquet_footer_through_the_cli(require, tmp_path):
     else:
         assert result.status == 0, result
         notice = next(line for line in result.out.splitlines() if stopped in line)  # said in the output format itself
-        assert notice.startswith("::notice title=planlint::plans/a.yaml: splits: "), result
+        # at the split being read when the budget ran out (the 2^60-row train file)
+        assert notice.startswith("::notice title=planlint::plans/a.yaml: splits.train.path: "), result
+        assert f"{stopped} while reading the train split; data-aware checks skipped" in notice, result
 
 
 # --------------------------------------------------------------------------- one record's size

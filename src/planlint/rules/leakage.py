@@ -269,7 +269,8 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
     for note in data_notes:
         where = f"splits.{note.split}.path" if note.split else "splits"
         if note.over_budget and settings.get("require"):  # a limit cut the checks short: not a pass
-            problems.append(Problem(("splits", note.split or "train", "path"), f"{note.message}, and data checks are required (--require-data)", code="PL006"))
+            route = ("splits", note.split, "path") if note.split else ("splits",)  # never a split it is not about
+            problems.append(Problem(route, f"{note.message}, and data checks are required (--require-data)", code="PL006"))
             continue
         notes.append(Note(f"{ctx.path}: {where}: {note.message}"))
     return problems, notes

@@ -156,9 +156,11 @@ def check_split_data(
     try:
         return _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir,
                                     time_budget, max_bytes, project_root, clock)
-    except OverBudget:
-        message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget): the split files hold more than can be checked in that time"
-        return [], [DataNote(None, message + "; data-aware checks skipped", over_budget=True)]
+    except OverBudget as over:
+        # Where it stopped, not why: a stalled server and a large split look alike here.
+        split = getattr(over, "split", None)
+        message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget)" + (f" while reading the {split} split" if split else "")
+        return [], [DataNote(split, message + "; data-aware checks skipped", over_budget=True)]
     finally:
         _base.DEADLINE = None
         _base.CLOCK = time.monotonic
@@ -182,7 +184,7 @@ def _open_sources(train_path, eval_path, max_bytes, time_budget, clock):
             remaining = None if _base.DEADLINE is None else max(0.0, _base.DEADLINE - clock())
             try:
                 opened[split] = _sources.remote_source(given, split, max_bytes=max_bytes, timeout=remaining)
-            except SourceProblem as problem:
+            except (SourceProblem, OverBudget) as problem:
                 problem.split = split
                 raise
         else:
@@ -395,7 +397,10 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
         else:
             result = _scan.read_big(big_spec, index)
         big.report = result.report
-    except (MissingExtra, OverBudget):
+    except MissingExtra:
+        raise
+    except OverBudget as over:
+        over.split = side.split  # the split being read when the budget ran out
         raise
     except OverBytes as limit:
         raise _Limited(side.split, side.path, limit.reason) from None
