@@ -15,7 +15,8 @@ as at any GCS emulator:
 Objects keep every generation written (a versioned bucket); errors are the
 API's JSON `{"error": {"code", "message", "errors"}}`. `deny` holds object
 names answered 403, as a bucket whose IAM lets the caller list but not read.
-Every request is recorded (method, path, query, Range, status, body bytes),
+Every request is recorded (method, path, query, Range, status, body bytes);
+requests whose path holds a part in `stall` wait until `release` is set;
 and the server also stands in for the GCE metadata service (give its address
 in `GCE_METADATA_HOST`/`GCE_METADATA_IP`): a credential lookup that asks it is
 recorded in `metadata_requests` and refused, so a test can show none was made.
@@ -68,6 +69,8 @@ class GcsServer:
     def __init__(self) -> None:
         self.buckets: dict[str, Bucket] = {}
         self.deny: set[str] = set()  # "bucket/object" answered 403
+        self.stall: set[str] = set()  # parts of request paths answered only once `release` is set
+        self.release = threading.Event()
         self.requests: list[Request] = []
         self.metadata_requests: list[str] = []
         self._lock = threading.Lock()
@@ -103,6 +106,7 @@ class GcsServer:
         return self
 
     def stop(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -138,6 +142,8 @@ class GcsServer:
         record = Request(handler.command, unquote(parts.path), query, handler.headers.get("Range"), handler.headers.get("Authorization"))
         with self._lock:
             self.requests.append(record)
+        if any(part in record.path for part in self.stall):
+            self.release.wait(600)  # a store that stalls: the client's timeout or the budget must end this
         try:
             status, headers, payload = self._route(parts.path, query, handler.headers)
         except Exception as error:  # a bug in the imitation is a 500, visible in the test

@@ -79,7 +79,7 @@ def plan_text(train: str, eval_: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lint(root: Path, gcs: GcsServer, train: str, eval_: str, *args: str) -> subprocess.CompletedProcess:
+def lint(root: Path, gcs: GcsServer, train: str, eval_: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     (root / "plans").mkdir(exist_ok=True)
     (root / "plans" / "remote.yaml").write_text(plan_text(train, eval_))
     (root / ".git").mkdir(exist_ok=True)
@@ -87,7 +87,7 @@ def lint(root: Path, gcs: GcsServer, train: str, eval_: str, *args: str) -> subp
     env.update(STORAGE_EMULATOR_HOST=gcs.url, GCE_METADATA_HOST=gcs.address, GCE_METADATA_IP=gcs.address,
                CLOUDSDK_CONFIG=str(root / "gcloud"))  # no developer's gcloud login either
     result = subprocess.run([sys.executable, "-m", "planlint", *args, "plans/"], cwd=root, env=env,
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=timeout)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -179,3 +179,24 @@ def test_an_unchanged_rerun_downloads_nothing_and_a_new_generation_is_read(serve
     third = lint(tmp_path, served, train, eval_, "--format", "json", "--cache-dir", str(cache))
     assert findings(third, "PL207") == []
     assert "eval/part-1.jsonl.gz" in {request.path.rsplit("/o/", 1)[-1] for request in served.media_gets()}
+
+
+@pytest.mark.parametrize("stalled", ["/storage/v1/b/", "/download/"])
+def test_a_stalled_store_ends_at_the_time_budget(served, tmp_path, stalled):
+    """A listing or a download that never answers ends the run with the budget's note."""
+    import threading
+
+    bucket = BUCKET + "-stalled"
+    shards(served, bucket)
+    (tmp_path / ".planlint.yaml").write_text("data: {time_budget: 2}\n")
+    served.release = threading.Event()
+    served.stall.add(stalled)
+    try:
+        result = lint(tmp_path, served, f"gs://{bucket}/train/*.parquet", f"gs://{bucket}/eval/*.jsonl.gz",
+                      "--format", "json", "--no-cache", "--require-data", timeout=120)
+    finally:
+        served.stall.clear()
+        served.release.set()
+    pl006 = findings(result, "PL006")
+    assert len(pl006) == 1 and "limit data.time_budget" in pl006[0]["message"], result.stdout
+    assert result.returncode == 1

@@ -244,7 +244,8 @@ def bounded(call, deadline: Optional[float]):
 
     For a client that takes no timeout from planlint: huggingface_hub's
     listings wait on a stalled Hub without end, and its reads retry a 10 s
-    timeout five times. The call runs in a daemon thread that is left behind if
+    timeout five times; gcsfs's `timeout` leaves its requests to aiohttp's
+    five minutes, retried. The call runs in a daemon thread that is left behind if
     it outlives the deadline (its result is dropped); the data checks end there.
     """
     if deadline is None:
@@ -532,8 +533,9 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
                             missing_extra=extra)
     counter = ByteCounter(max_bytes, split)
     fs, fs_path, version = _filesystem(kind, value, timeout)
-    # huggingface_hub takes no timeout from planlint: its calls are bounded by the budget's deadline
-    deadline = time.monotonic() + timeout if kind == "hf" and timeout is not None else None
+    # huggingface_hub takes no timeout from planlint, and gcsfs's `timeout` bounds few of its calls
+    # (a stalled listing or download waits minutes): their calls are bounded by the budget's deadline
+    deadline = time.monotonic() + timeout if kind in ("hf", "gs", "gcs") and timeout is not None else None
     glob = has_magic(fs_path) and kind not in ("http", "https")
     try:
         if glob:
