@@ -90,7 +90,7 @@ class HubServer:
             def do_POST(self) -> None:
                 hub._handle(self, body=True)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -259,6 +259,15 @@ class HubServer:
         directories = [{"type": "directory", "oid": hashlib.sha1(name.encode()).hexdigest(), "size": 0, "path": name}
                        for name in sorted(folders)]
         return directories + files
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        """A client that hung up (one that gave up on a stalled answer) is not an error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 def _is_lfs(path: str) -> bool:
