@@ -46,3 +46,20 @@ def test_an_empty_version_id_is_not_repeated_in_the_pinned_form():
     severity, _, pinned = split_path_pin("s3://bucket/train.jsonl?versionId=")
     assert severity == WARNING
     assert pinned == "s3://bucket/train.jsonl?versionId=<version id>"
+
+
+@pytest.mark.parametrize("path, why, pinned", [
+    # a fragment that is not a generation is replaced, not kept before the generation
+    ("gs://bucket/train.jsonl#abc", "without a generation", "gs://bucket/train.jsonl#<generation>"),
+    ("gs://bucket/train.jsonl#", "without a generation", "gs://bucket/train.jsonl#<generation>"),
+    # S3's 'null' version is the one a later upload to the key overwrites
+    ("s3://bucket/train.jsonl?versionId=null", "null version", "s3://bucket/train.jsonl?versionId=<version id>"),
+    # the reader takes a version only from a ?versionId= at the end; otherwise '?' is a wildcard of the key
+    ("s3://bucket/train.jsonl?versionId=abc&x=y", "is a glob", "one versioned object per split"),
+    ("s3://bucket/train.jsonl?x=1&versionId=abc", "is a glob", "one versioned object per split"),
+])
+def test_pl107_judges_a_version_as_the_reader_reads_it(path, why, pinned):
+    severity, found_why, found_pinned = split_path_pin(path)
+    assert severity == WARNING
+    assert why in found_why
+    assert pinned in found_pinned

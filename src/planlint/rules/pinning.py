@@ -221,18 +221,26 @@ def split_path_pin(path: str) -> tuple[str, str, str] | None:
         else:
             pinned, why = "hf://datasets/ORG/NAME@<commit sha>/FILE", "is not of the form hf://datasets/ORG/NAME@REVISION/FILE with a commit hash"
         return ERROR, why, pinned
-    if scheme in ("s3", "gs", "gcs") and re.search(r"[*?\[]", rest.split("?versionId=")[0]):
+    # What the reader takes for a version (services/split_data/_sources): `?versionId=ID` or `#GENERATION` at the end.
+    from planlint.services.split_data._sources import GENERATION, VERSION_QUERY
+
+    version = VERSION_QUERY.search(rest) if scheme == "s3" else GENERATION.search(rest) if scheme in ("gs", "gcs") else None
+    key = rest[: version.start()] if version else re.sub(r"\?versionId=$", "", rest) if scheme == "s3" else rest
+    if scheme in ("s3", "gs", "gcs") and re.search(r"[*?\[]", key):
         return WARNING, ("is a glob, and the objects it matches can be added, removed or overwritten under the same names"), \
             "the shards at a commit of a Hub dataset, hf://datasets/ORG/NAME@<commit sha>/train-*.parquet, or one versioned object per split"
     if scheme == "s3":
-        if re.search(r"[?&]versionId=[^&]+", rest):
+        if version and version.group(1) != "null":
             return None
-        unversioned = re.sub(r"[?&]versionId=$", "", path)
-        return WARNING, "names an object key without a version, and the object can be overwritten under that key", f"{unversioned}?versionId=<version id>"
+        bare = f"{scheme}://{key}"
+        why = "names the null version, which a later upload to the key overwrites" if version else \
+            "names an object key without a version, and the object can be overwritten under that key"
+        return WARNING, why, f"{bare}?versionId=<version id>"
     if scheme in ("gs", "gcs"):
-        if re.search(r"#\d+$", rest):
+        if version:
             return None
-        return WARNING, "names an object without a generation, and the object can be overwritten under that name", f"{path}#<generation>"
+        return WARNING, "names an object without a generation, and the object can be overwritten under that name", \
+            f"{path.split('#', 1)[0]}#<generation>"
     if scheme in ("https", "http"):
         return WARNING, "is a URL, and what it serves can be replaced under the same name", \
             "a versioned location such as s3://BUCKET/KEY?versionId=<version id> or hf://datasets/ORG/NAME@<commit sha>/FILE"

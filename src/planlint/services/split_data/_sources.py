@@ -67,8 +67,10 @@ _PACKAGE = {"s3fs": "s3fs", "gcsfs": "gcsfs", "huggingface_hub": "huggingface_hu
 _MAGIC = re.compile(r"[*?\[]")
 
 _VERSION_QUERY = re.compile(r"\?versionId=([^&#]+)$")
+VERSION_QUERY = _VERSION_QUERY  # also what PL107 takes for a pinned S3 path
 
 _GENERATION = re.compile(r"#(\d+)$")
+GENERATION = _GENERATION  # also what PL107 takes for a pinned GCS path
 
 #: gcsfs's (and google-cloud-storage's) switch to a GCS emulator's address.
 GCS_EMULATOR_VARIABLE = "STORAGE_EMULATOR_HOST"
