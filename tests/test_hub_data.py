@@ -10,6 +10,7 @@ user's CI job would run it.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import os
@@ -176,6 +177,30 @@ def test_an_unchanged_rerun_is_answered_from_the_cache(served, tmp_path):
     assert report(second)["findings"] == report(first)["findings"]
     assert served.body_gets() == []  # listings only: no file body downloaded again
     assert served.requests  # (the listing was asked: the cache is keyed by what the Hub says now)
+
+
+def test_a_new_commit_downloads_only_the_files_it_changed(served, tmp_path):
+    """The plan moves to a new commit of the dataset in which one train shard changed: the other
+    shards and the eval file (the same blobs) come from the per-object cache, keyed by blob id,
+    not by the revision in their path; the findings are those of a run without cache."""
+    repo = "acme/growing"
+    files = shard_files()
+    first = served.commit(repo, files)
+    write_plan(tmp_path, hf_uri(repo, first, "data/train-*.parquet"), hf_uri(repo, first, "data/eval.jsonl"))
+    cache = tmp_path / "cache"
+    assert codes(run_cli(tmp_path, served, "--format", "json", "--cache-dir", str(cache), "plans/")) == ["PL207"]
+    rows = [{"customer_id": f"train-2-{n}", "prompt": f"train prompt 2 {n}"} for n in range(200)]
+    rows[9]["customer_id"] = "eval-4"  # a second leaked customer, in the changed shard
+    changed = parquet_bytes(rows)
+    second = served.commit(repo, {**files, "data/train-00002-of-00003.parquet": changed})
+    write_plan(tmp_path, hf_uri(repo, second, "data/train-*.parquet"), hf_uri(repo, second, "data/eval.jsonl"))
+    served.clear()
+    cached = run_cli(tmp_path, served, "--format", "json", "--cache-dir", str(cache), "plans/")
+    read = {request.path.rsplit("/", 1)[-1] for request in served.body_gets()}
+    assert read == {hashlib.sha256(changed).hexdigest()}, read  # an LFS file's bytes come from the CDN, by SHA-256
+    uncached = run_cli(tmp_path, served, "--format", "json", "--no-cache", "plans/")
+    assert report(cached)["findings"] == report(uncached)["findings"]
+    assert "2 customer_id values occur in both train and eval" in report(cached)["findings"][0]["message"]
 
 
 def test_a_private_dataset_is_read_with_hf_token_and_the_token_is_in_no_output(served, tmp_path):

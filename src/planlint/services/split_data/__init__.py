@@ -349,7 +349,10 @@ class _PieceCaches:
         small_ids = self.ids[small_split]
         if small_ids is None:
             return None
-        base = {**self.params, "big": big_split, "small_ids": small_ids}
+        # Not keyed by the paths as written (a piece does not depend on them; an hf:// path names its
+        # revision, and a new commit must not make unchanged files miss), nor by URIs' revisions.
+        base = {name: value for name, value in self.params.items() if name not in ("train", "eval")}
+        base.update(big=big_split, small_ids=[_pieces.content_identity(entry) for entry in small_ids] if isinstance(small_ids, list) else small_ids)
         big_ids = self.ids[big_split]
         made = _pieces.PieceCache(self.directory, self.seal_key, CACHE_VERSION, base, big_ids if isinstance(big_ids, list) else None)
         self.made.append(made)

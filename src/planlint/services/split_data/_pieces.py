@@ -36,6 +36,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import sys
 from array import array
 from pathlib import Path
@@ -58,6 +59,19 @@ PART_CACHE_NAME = "split-data-index-part"
 PART_SPLIT_MAX_ROWS = 1 << 18
 
 _PLAIN = (str, int, float, bool, type(None))
+
+
+_HF_REVISION = re.compile(r"^(hf://[^/]+/[^/]+/[^/@]+)@[^/]+")
+
+
+def content_identity(identity: list) -> list:
+    """An object's [uri, id, size] as a cache key part: an `hf://` URI without its revision, since
+    the id (the Hub's blob id or LFS SHA-256) names the content, and a new commit of the dataset
+    must not make its unchanged files miss."""
+    uri = identity[0]
+    if isinstance(uri, str) and uri.startswith("hf://"):
+        return [_HF_REVISION.sub(r"\1", uri), *identity[1:]]
+    return list(identity)
 
 
 class _ObjectCache:
@@ -87,7 +101,7 @@ class _ObjectCache:
                 identity = [str(item), "sha256:" + _file_sha256(item), None]
             except OSError:
                 return None
-        material = self.base + "\0" + json.dumps(identity)
+        material = self.base + "\0" + json.dumps(content_identity(identity))
         return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
     def entry(self, key: str) -> Optional[dict]:
