@@ -220,6 +220,8 @@ class RangeHTTPServer:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.requests: list[Request] = []
+        self.stall: set = set()  # paths never answered (a server that stalls), until `release`
+        self.release = threading.Event()  # set at stop: stalled responses end
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -238,6 +240,9 @@ class RangeHTTPServer:
                 parts = urlsplit(self.path)
                 record = Request(self.command, parts.path, parts.query, self.headers.get("Range"))
                 server.requests.append(record)
+                if parts.path in server.stall:
+                    server.release.wait(120)  # the client's timeout or the budget must end this
+                    return
                 target = (server.root / parts.path.lstrip("/")).resolve()
                 if not target.is_file() or server.root.resolve() not in target.parents:
                     record.status = 404
@@ -280,5 +285,6 @@ class RangeHTTPServer:
         return self
 
     def stop(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -178,15 +179,24 @@ def test_the_byte_cap_stops_a_split_with_a_note(store):
 
 
 def test_a_stalled_response_hits_the_time_budget(store):
+    """A stalled GET is asked once and given up at the budget: s3fs (5 attempts of its own around
+    each call) and botocore (max_attempts) retried it, each attempt waiting the whole remaining
+    budget again, so the checks ran five times past data.time_budget."""
     bucket = store.bucket()
     shards(store, bucket)
-    store.proxy.faults.stall.add(f"/{bucket}/eval/part-0.jsonl.gz")
+    stalled = f"/{bucket}/eval/part-0.jsonl.gz"
+    store.proxy.faults.stall.add(stalled)
+    started = time.monotonic()
     issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz", time_budget=2.0)
+    elapsed = time.monotonic() - started
     assert issues == []
     assert len(notes) == 1 and notes[0].over_budget
     # where it stopped (the eval split, whose server stalls), and no claim about why
     assert notes[0].split == "eval", notes
     assert notes[0].message == "the data checks stopped after 2s (limit data.time_budget) while reading the eval split; data-aware checks skipped"
+    time.sleep(1.0)  # a retry would come after the first attempt's read timeout, at the budget
+    assert [r.path for r in store.proxy.requests if r.method == "GET" and r.path == stalled] == [stalled]
+    assert elapsed < 3 * 2.0  # a hang bound (the budget, not a multiple of it), not a speed check
 
 
 def test_the_time_budget_is_checked_at_every_read_of_a_remote_object(store):
@@ -264,6 +274,24 @@ def test_https_style_paths_are_read_with_range_requests(web, monkeypatch):
     assert "(train row 2, eval row 1)" in issues[0].message
     fetched = sum(request.sent for request in server.requests if request.path == "/train.parquet")
     assert fetched < (root / "train.parquet").stat().st_size // 5
+
+
+def test_a_stalled_https_response_is_asked_once_and_ends_at_the_time_budget(web, monkeypatch):
+    """aiohttp's socket timeouts are per read, and fsspec asks a server that does not answer a
+    HEAD again with a GET: a stalled server held the checks twice data.time_budget."""
+    server, root = web
+    monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")
+    (root / "train.jsonl").write_text('{"customer_id": "c1", "prompt": "x"}\n')
+    (root / "eval.jsonl").write_text('{"customer_id": "c2", "prompt": "y"}\n')
+    server.stall.add("/eval.jsonl")
+    started = time.monotonic()
+    issues, notes = check(f"{server.url}/train.jsonl", f"{server.url}/eval.jsonl", time_budget=2.0)
+    elapsed = time.monotonic() - started
+    assert issues == [] and len(notes) == 1 and notes[0].over_budget
+    assert "limit data.time_budget" in notes[0].message
+    time.sleep(1.0)  # a retry would come after the first attempt's timeout, at the budget
+    assert [r.path for r in server.requests if r.path == "/eval.jsonl"] == ["/eval.jsonl"]
+    assert elapsed < 3 * 2.0  # a hang bound (the budget, not a multiple of it), not a speed check
 
 
 def test_plain_http_is_refused_outside_tests(web, monkeypatch):

@@ -214,6 +214,7 @@ class RemoteObject:
             raise
         except Exception as error:  # FileNotFoundError, PermissionError, client errors
             check_deadline()
+            _check_past(self.deadline)
             raise _problem(self.uri, "could not be opened", error) from None
         return _Counted(handle, self.counter, self.uri, self.deadline)
 
@@ -244,11 +245,15 @@ def limit_text(size: int) -> str:
 def bounded(call, deadline: Optional[float]):
     """`call()`, given up at `deadline` (time.monotonic()) with OverBudget; None: no bound.
 
-    For a client that takes no timeout from planlint: huggingface_hub's
-    listings wait on a stalled Hub without end, and its reads retry a 10 s
-    timeout five times; gcsfs's `timeout` leaves its requests to aiohttp's
-    five minutes, retried. The call runs in a daemon thread that is left behind if
-    it outlives the deadline (its result is dropped); the data checks end there.
+    The clients' timeouts bound one request, not a call: huggingface_hub takes
+    none from planlint (its listings wait on a stalled Hub without end, its reads
+    retry a 10 s timeout five times), gcsfs's `timeout` bounds few of its calls,
+    a server that trickles a byte now and then never meets a read timeout, and a
+    credential chain has timeouts of its own.
+    The call runs in a daemon thread that is left behind if it outlives the
+    deadline (its result is dropped); the data checks end there. The clients are
+    built to retry nothing and to time out at the budget (_filesystem), so what
+    is left behind ends about then too, without another request.
     """
     if deadline is None:
         return call()
@@ -269,6 +274,24 @@ def bounded(call, deadline: Optional[float]):
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+def _cancel_at(fs, deadline: Optional[float]) -> dict:
+    """The `timeout` that makes an fsspec async filesystem's call cancel its work at `deadline`
+    (fsspec's sync() runs the call under asyncio.wait_for): given up by `bounded` alone, a call
+    goes on in the background, and fsspec's HTTP info asks a server that did not answer its HEAD
+    again with a GET. {} for a filesystem that is not async (HfFileSystem) or without a deadline."""
+    from fsspec.asyn import AsyncFileSystem
+
+    if deadline is None or not isinstance(fs, AsyncFileSystem):
+        return {}
+    return {"timeout": max(0.01, deadline - time.monotonic())}
+
+
+def _check_past(deadline: Optional[float]) -> None:
+    """OverBudget when `deadline` has passed: a client's timeout (one set to the budget) met there is the budget."""
+    if deadline is not None and time.monotonic() >= deadline:
+        raise OverBudget()
 
 
 class _Counted(io.RawIOBase):
@@ -299,6 +322,7 @@ class _Counted(io.RawIOBase):
             raise
         except Exception as error:  # a timeout past the budget is the budget
             check_deadline()
+            _check_past(self._deadline)
             raise _problem(self._uri, "could not be read", error) from None
         self._counter.add(len(data))
         return data
@@ -534,16 +558,24 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
         raise SourceProblem(f"{shown}: reading {kind}:// paths needs the optional extra: pip install 'planlint[{extra}]' ({package})",
                             missing_extra=extra)
     counter = ByteCounter(max_bytes, split)
-    fs, fs_path, version = _filesystem(kind, value, timeout)
-    # huggingface_hub takes no timeout from planlint, and gcsfs's `timeout` bounds few of its calls
-    # (a stalled listing or download waits minutes): their calls are bounded by the budget's deadline
-    deadline = time.monotonic() + timeout if kind in ("hf", "gs", "gcs") and timeout is not None else None
+    # Every call into a client (building it, listing, opening, each read) is bounded by the
+    # budget's deadline: the clients' own timeouts are per request and their retries multiply
+    # them (see _filesystem), and huggingface_hub takes no timeout from planlint at all.
+    deadline = time.monotonic() + timeout if timeout is not None else None
+    try:
+        fs, fs_path, version = bounded(lambda: _filesystem(kind, value, timeout), deadline)
+    except OverLimit:
+        raise
+    except Exception as error:  # a credential chain that fails, a bad endpoint variable
+        check_deadline()
+        _check_past(deadline)
+        raise _problem(shown, "could not be listed", error) from None
     glob = has_magic(fs_path) and kind not in ("http", "https")
     try:
         if glob:
             if version is not None:
                 raise SourceProblem(f"{shown}: a glob cannot name a version")
-            listing = bounded(lambda: fs.glob(fs_path, detail=True), deadline)
+            listing = bounded(lambda: fs.glob(fs_path, detail=True, **_cancel_at(fs, deadline)), deadline)
             check_deadline()
             entries = sorted((path, info) for path, info in listing.items() if info.get("type", "file") == "file")
             if not entries:
@@ -551,7 +583,8 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
             if len(entries) > MAX_OBJECTS:
                 raise SourceProblem(f"{shown}: matches more than {MAX_OBJECTS:,} objects")
         else:
-            info = bounded(lambda: fs.info(fs_path, **({"version_id": version} if version is not None and kind == "s3" else {})), deadline)
+            info = bounded(lambda: fs.info(fs_path, **({"version_id": version} if version is not None and kind == "s3" else {}),
+                                           **_cancel_at(fs, deadline)), deadline)
             check_deadline()
             if info.get("type", "file") != "file":
                 raise SourceProblem(f"{shown}: is not an object (a prefix or directory; use a glob such as {shown.rstrip('/')}/*.parquet)")
@@ -562,6 +595,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
         raise
     except Exception as error:
         check_deadline()  # a timeout past the budget is the budget
+        _check_past(deadline)
         if isinstance(error, FileNotFoundError) and _refusal(error) is None:
             raise SourceProblem(f"{shown}: {_not_found(error)}") from None
         raise _problem(shown, "could not be listed", error) from None
@@ -579,6 +613,8 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
         object_version = version
         if object_version is not None and kind == "s3":
             options["version_id"] = object_version
+        if kind in ("http", "https") and _size(info) is not None and info.get("partial", True):
+            options["size"] = _size(info)  # known from the listing: fsspec would ask the server again at open
         objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options, deadline))
         names.append(safe_name(name))
     return Source(shown, objects, names, sharded=glob)
@@ -622,21 +658,42 @@ def _uri(kind: str, value: str, path: str, version: Optional[str]) -> str:
     return f"{prefix}://{path}" + (f"?versionId={version}" if version and kind == "s3" else "")
 
 
+def _retry_once(fs) -> None:
+    """gcsfs retries each request 6 times (sleeping 1, 2, 4, 8, 16 s between), a number fixed
+    by the decorator on its methods when the class is made: `fs` gets them with one attempt."""
+    import types
+
+    from gcsfs.retry import retry_request
+
+    for name in ("_request", "_get_file_request"):
+        method = getattr(type(fs), name, None)
+        plain = getattr(method, "__wrapped__", None)
+        if plain is not None:
+            setattr(fs, name, types.MethodType(retry_request(retries=1)(plain), fs))
+
+
 def _filesystem(kind: str, value: str, timeout: Optional[float]):
     """(fsspec filesystem, its path for `value`, the S3 version id or GCS generation, or None)."""
     import fsspec  # optional extra, imported only for a remote split
 
-    wait = None if timeout is None else max(1.0, min(timeout, 300.0))
+    # Each request's timeout: the remaining budget and a second, so that planlint's deadline (which
+    # cancels a listing there, see _cancel_at) always comes first and a request given up at the
+    # timeout is never followed by another one (fsspec's HTTP info tries a GET after a failed HEAD).
+    wait = None if timeout is None else max(1.0, min(timeout, 300.0)) + 1.0
     if kind == "s3":
         match = _VERSION_QUERY.search(value)
         version = match.group(1) if match else None
         path = value[len("s3://"):]
         if match:
             path = path[: -len(match.group(0))]
-        config = {"retries": {"max_attempts": 2, "mode": "standard"}}
+        # One attempt per request: botocore's retries (max_attempts counts the first) and
+        # s3fs's own around each call (S3FileSystem.retries, 5, with no constructor argument)
+        # would each wait read_timeout again, five times the budget on a stalled response.
+        config = {"retries": {"max_attempts": 1, "mode": "standard"}}
         if wait is not None:
             config.update(connect_timeout=wait, read_timeout=wait)
         fs = fsspec.filesystem("s3", skip_instance_cache=True, version_aware=version is not None, config_kwargs=config)
+        fs.retries = 1
         return fs, path, version
     if kind in ("gs", "gcs"):
         path = value.split("://", 1)[1]
@@ -645,7 +702,10 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
         # generation only when the path names it (its files' range reads pass the path alone).
         options: dict = {"skip_instance_cache": True, "version_aware": match is not None, "access": "read_only"}
         if wait is not None:
-            options["timeout"] = wait
+            import aiohttp
+
+            # requests_timeout is each request's (aiohttp's default is 5 minutes); timeout only a few calls'
+            options.update(timeout=wait, requests_timeout=aiohttp.ClientTimeout(total=wait, sock_connect=wait, sock_read=wait))
         if os.environ.get(GCS_EMULATOR_VARIABLE, "") in ("", "default"):
             fs = fsspec.filesystem("gcs", **options)
         else:
@@ -658,6 +718,7 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
             from gcsfs.core import GCSFileSystem
 
             fs = GCSFileSystem(token="anon", **options)
+        _retry_once(fs)
         return fs, path, match.group(1) if match else None
     if kind == "hf":
         fs = fsspec.filesystem("hf", skip_instance_cache=True)
@@ -671,7 +732,7 @@ def _filesystem(kind: str, value: str, timeout: Optional[float]):
     if wait is not None:
         import aiohttp
 
-        client["timeout"] = aiohttp.ClientTimeout(total=None, sock_connect=wait, sock_read=wait)
+        client["timeout"] = aiohttp.ClientTimeout(total=wait, sock_connect=wait, sock_read=wait)
     fs = fsspec.filesystem(kind, skip_instance_cache=True, client_kwargs=client, get_client=public_client,
                            allow_redirects=False)
     return fs, value, None
