@@ -395,14 +395,15 @@ def test_no_secret_reaches_any_output_format(store, web, tmp_path, fmt):
     shards(store, bucket)
     url_secret = "urlpass-Hq82Lw0Zr"
     token_secret = "tok-Vb71Xs93Kd"
-    eval_url = server.url.replace("http://", f"http://reader:{url_secret}@") + f"/missing.jsonl?token={token_secret}"
+    fragment_secret = "frag-Jt40Mw28Qe"  # an OAuth implicit-flow token rides in the fragment
+    eval_url = server.url.replace("http://", f"http://reader:{url_secret}@") + f"/missing.jsonl?token={token_secret}#access_token={fragment_secret}"
     write_plan(tmp_path, f"s3://{bucket}/train/*.parquet", eval_url)
     env = dict(store.env(), **{_sources.PLAIN_HTTP_VARIABLE: "1", "HF_TOKEN": "hf-secret-Nn2Kq8Pp5"})
     result = run_cli(tmp_path, env, "--format", fmt, "--no-cache", "--require-data", "plans/")
     output = result.stdout + result.stderr
     assert "PL006" in output and "PL107" in output
     assert "missing.jsonl" in output  # the note (or PL006) names the object...
-    for secret in (SECRET_ACCESS_KEY, url_secret, token_secret, "hf-secret-Nn2Kq8Pp5"):
+    for secret in (SECRET_ACCESS_KEY, url_secret, token_secret, fragment_secret, "hf-secret-Nn2Kq8Pp5"):
         assert secret not in output, (secret, output)  # ...and shows none of the secrets
 
 

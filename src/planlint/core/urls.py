@@ -4,8 +4,9 @@ and how to show one without the secrets a URL can carry.
 A URL may hold a credential in its user part (`https://user:token@host/x`)
 or its query (a presigned `?X-Amz-Signature=...`, `?sig=...`, `?token=...`).
 Nothing planlint writes (a message, a note, an excerpt) shows either:
-`show_uri` masks the user part and every query value except the ones that
-only pin an object (`versionId`), and `mask_uris` does the same to every URL
+`show_uri` masks the user part, every query value except the ones that
+only pin an object (`versionId`) and a fragment other than a GCS generation
+(`#access_token=...`), and `mask_uris` does the same to every URL
 inside a longer text (an error a client library raised).
 """
 
@@ -53,6 +54,8 @@ def show_uri(value: str) -> str:
             name, equals, _value = item.partition("=")
             parts.append(item if not equals or name.lower() in _PUBLIC_PARAMETERS else f"{name}={MASK}")
         query = "&".join(parts)
+    if fragment and not fragment.isdigit():  # a GCS generation is shown; anything else (#access_token=...) is not
+        fragment = MASK
     return head + authority + slash + path + question + query + hash_ + fragment
 
 
