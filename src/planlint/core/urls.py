@@ -54,7 +54,8 @@ def show_uri(value: str) -> str:
             name, equals, _value = item.partition("=")
             parts.append(item if not equals or name.lower() in _PUBLIC_PARAMETERS else f"{name}={MASK}")
         query = "&".join(parts)
-    if fragment and not fragment.isdigit():  # a GCS generation is shown; anything else (#access_token=...) is not
+    if fragment and not (fragment.isdigit() or fragment == "<generation>"):
+        # a GCS generation (or PL107's placeholder for one) is shown; anything else (#access_token=...) is not
         fragment = MASK
     return head + authority + slash + path + question + query + hash_ + fragment
 
