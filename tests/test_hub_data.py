@@ -159,7 +159,7 @@ def test_a_revision_written_after_the_file_is_pl107_and_a_note_not_a_pass(served
     write_plan(tmp_path, f"hf://datasets/acme/late/data/train-*.parquet@{sha}", f"hf://datasets/acme/late/data/eval.jsonl@{sha}")
     result = run_cli(tmp_path, served, "--format", "json", "--no-cache", "--require-data", "plans/")
     found = report(result)["findings"]
-    assert sorted(f["code"] for f in found) == ["PL006", "PL107", "PL107"]
+    assert sorted(f["code"] for f in found) == ["PL006", "PL006", "PL107", "PL107"]  # each split: neither can be read
     pinned = [f["message"] for f in found if f["code"] == "PL107"]
     assert any(f"hf://datasets/acme/late@{sha}/data/eval.jsonl" in message for message in pinned), pinned
     assert result.returncode == 1

@@ -243,11 +243,16 @@ def test_a_scheme_whose_extra_is_missing_names_the_extra(monkeypatch):
     monkeypatch.setattr(_sources, "_have", lambda module: module != "gcsfs" and real(module))
     issues, notes = check("gs://bucket/train/*.parquet", "gs://bucket/eval.jsonl")
     assert issues == []
-    assert len(notes) == 1 and notes[0].over_budget
-    assert "pip install 'planlint[gcs]' (gcsfs)" in notes[0].message
+    assert [note.split for note in notes] == ["train", "eval"] and all(note.over_budget for note in notes)
+    assert all("pip install 'planlint[gcs]' (gcsfs)" in note.message for note in notes)
     monkeypatch.setattr(_sources, "_have", lambda module: module != "huggingface_hub" and real(module))
     _, notes = check("hf://datasets/acme/refunds@" + "a" * 40 + "/train.parquet", "hf://datasets/acme/refunds@" + "a" * 40 + "/eval.parquet")
     assert "pip install 'planlint[hf]' (huggingface_hub)" in notes[0].message
+    # each split's problem is named, not only the first: the user installs both extras in one go
+    monkeypatch.setattr(_sources, "_have", lambda module: module not in ("s3fs", "huggingface_hub") and real(module))
+    _, notes = check("s3://bucket/train.jsonl", "hf://datasets/acme/refunds@" + "a" * 40 + "/eval.parquet")
+    assert [note.split for note in notes] == ["train", "eval"]
+    assert "planlint[s3]" in notes[0].message and "planlint[hf]" in notes[1].message
 
 
 # --------------------------------------------------------------------------

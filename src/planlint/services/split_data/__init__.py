@@ -175,8 +175,10 @@ def _as_input(value):
 
 
 def _open_sources(train_path, eval_path, max_bytes, time_budget, clock):
-    """Each split as a Path (one local file) or a Source (objects read one after another)."""
-    opened = {}
+    """Each split as a Path (one local file) or a Source (objects read one after another), and the
+    problems of the splits that could not be listed (each split's, so that a user fixing one learns
+    of the other in the same run: an extra missing for each of two schemes, say)."""
+    opened, problems = {}, []
     for split, given in (("train", train_path), ("eval", eval_path)):
         if isinstance(given, GlobMatches):
             opened[split] = local_source(given.pattern, given.matches)
@@ -184,19 +186,21 @@ def _open_sources(train_path, eval_path, max_bytes, time_budget, clock):
             remaining = None if _base.DEADLINE is None else max(0.0, _base.DEADLINE - clock())
             try:
                 opened[split] = _sources.remote_source(given, split, max_bytes=max_bytes, timeout=remaining)
-            except (SourceProblem, OverBudget) as problem:
+            except SourceProblem as problem:
+                problem.split = split
+                problems.append(problem)
+            except OverBudget as problem:
                 problem.split = split
                 raise
         else:
             opened[split] = given
-    return opened
+    return opened, problems
 
 
 def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, time_budget, max_bytes, project_root, clock):
-    try:
-        opened = _open_sources(train_path, eval_path, max_bytes, time_budget, clock)
-    except SourceProblem as problem:
-        return [], [DataNote(getattr(problem, "split", None), problem.reason + "; data-aware checks skipped", over_budget=True)]
+    opened, problems = _open_sources(train_path, eval_path, max_bytes, time_budget, clock)
+    if problems:
+        return [], [DataNote(problem.split, problem.reason + "; data-aware checks skipped", over_budget=True) for problem in problems]
     train_path, eval_path = opened["train"], opened["eval"]
 
     formats = {}
