@@ -200,3 +200,4 @@ def test_a_stalled_store_ends_at_the_time_budget(served, tmp_path, stalled):
     pl006 = findings(result, "PL006")
     assert len(pl006) == 1 and "limit data.time_budget" in pl006[0]["message"], result.stdout
     assert result.returncode == 1
+    assert len([request for request in served.requests if stalled in request.path]) == 1  # asked once, not retried

@@ -865,3 +865,38 @@ def test_a_smaller_split_over_the_part_limit_gets_no_index_parts(tmp_path, monke
         cache = tmp_path / f"cache-{limit}"
         assert run(cache) == uncached
         assert len(list((cache / "split-data" / "index-parts").glob("*.json"))) == made
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then closed): every connection is refused."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("kind", ["gs", "s3"])
+def test_an_unreachable_store_leaves_only_planlints_notes_on_stderr(tmp_path, kind):
+    """gcsfs logs each failed request with its traceback (logger.exception), through logging's
+    last-resort handler when nothing is configured: a gs:// path that could not be reached put
+    2-4 'Traceback' blocks and the libraries' own lines on stderr, unmasked. Nothing but
+    planlint's own lines may reach it."""
+    port = closed_port()
+    if kind == "gs":
+        pytest.importorskip("gcsfs")
+        env = {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{port}", "GCE_METADATA_HOST": f"127.0.0.1:{port}",
+               "GCE_METADATA_IP": f"127.0.0.1:{port}", "CLOUDSDK_CONFIG": str(tmp_path / "gcloud")}
+        write_plan(tmp_path, "gs://acme-train/retail/train.jsonl#1733171735123456", "gs://acme-eval/retail/eval.jsonl#1733171735123456")
+    else:
+        env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "AKIAPLANLINTTESTKEY01",
+               "AWS_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY, "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+               "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull}
+        write_plan(tmp_path, "s3://acme-train/train.jsonl?versionId=v1", "s3://acme-eval/eval.jsonl?versionId=v1")
+    (tmp_path / ".planlint.yaml").write_text("data: {time_budget: 20}\n")
+    result = run_cli(tmp_path, env, "--no-cache", "plans/")
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines and all(line.startswith("planlint: note: ") for line in lines), result.stderr
+    assert f"{kind}://acme-train/" in lines[0] and "could not be listed" in lines[0], result.stderr
+    assert SECRET_ACCESS_KEY not in result.stdout + result.stderr

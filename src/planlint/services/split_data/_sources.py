@@ -25,11 +25,13 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import io
+import logging
 import os
 import re
 import stat
 import threading
 import time
+import warnings
 from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -658,6 +660,44 @@ def _uri(kind: str, value: str, path: str, version: Optional[str]) -> str:
     return f"{prefix}://{path}" + (f"?versionId={version}" if version and kind == "s3" else "")
 
 
+#: The client libraries' loggers (and their children): none of their lines reach planlint's output.
+CLIENT_LOGGERS = ("fsspec", "s3fs", "aiobotocore", "botocore", "boto3", "gcsfs", "google", "aiohttp", "urllib3",
+                  "requests", "huggingface_hub", "httpx", "httpcore", "filelock")
+
+_NULL_HANDLER = logging.NullHandler()
+
+_warnings_quieted = False
+
+
+def _quiet_clients(fs=None) -> None:
+    """Keep the client libraries' logging and warnings off stderr.
+
+    gcsfs logs each request it gives up on with its traceback
+    (logger.exception), ExtendedGcsFileSystem a warning per bucket whose layout
+    it could not ask for, huggingface_hub gives its loggers a stderr handler of
+    its own at import, and with nothing configured logging's last-resort
+    handler prints any warning: their text (tracebacks, request URLs, error
+    bodies) bypassed planlint's notes and safe_text. What planlint can say
+    about a failure it says in its note. Called before a client is imported and
+    again once it is (huggingface_hub's handler comes with its import); `fs`,
+    an fsspec async filesystem, has its event loop's unhandled errors (a task
+    left behind at the deadline) dropped too.
+    """
+    global _warnings_quieted
+    for name in CLIENT_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [_NULL_HANDLER]
+        logger.propagate = False
+    if not _warnings_quieted:
+        _warnings_quieted = True
+        warnings.filterwarnings("ignore", module=r"(%s)(\.|$)" % "|".join(name.replace(".", r"\.") for name in CLIENT_LOGGERS))
+    if fs is not None:
+        from fsspec.asyn import AsyncFileSystem
+
+        if isinstance(fs, AsyncFileSystem) and fs.loop is not None:
+            fs.loop.set_exception_handler(lambda loop, context: None)
+
+
 def _retry_once(fs) -> None:
     """gcsfs retries each request 6 times (sleeping 1, 2, 4, 8, 16 s between), a number fixed
     by the decorator on its methods when the class is made: `fs` gets them with one attempt."""
@@ -674,6 +714,13 @@ def _retry_once(fs) -> None:
 
 def _filesystem(kind: str, value: str, timeout: Optional[float]):
     """(fsspec filesystem, its path for `value`, the S3 version id or GCS generation, or None)."""
+    _quiet_clients()
+    fs, path, version = _client(kind, value, timeout)
+    _quiet_clients(fs)
+    return fs, path, version
+
+
+def _client(kind: str, value: str, timeout: Optional[float]):
     import fsspec  # optional extra, imported only for a remote split
 
     # Each request's timeout: the remaining budget and a second, so that planlint's deadline (which
