@@ -22,6 +22,7 @@ import pytest
 from conftest import REFERENCE_PLAN, run_process, write
 from planlint.core.cache_seal import seal
 from registry_server import RegistryServer
+from split_files import plan_text
 
 pytestmark = pytest.mark.integration
 
@@ -311,8 +312,7 @@ def test_entries_committed_as_links_to_a_pipe_or_dev_zero_do_not_hold_the_run(tm
             rows[5]["customer_id"] = "cust-leak"
         write(repo / "data" / f"train-{shard}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
     write(repo / "data" / "eval-0.jsonl", "".join(json.dumps({"customer_id": "cust-leak" if n == 1 else f"e-{n}", "prompt": f"eval {n}"}) + "\n" for n in range(6)))
-    text = REF.replace("path: data/retail/train.jsonl", 'path: "data/train-*.jsonl"', 1).replace("path: data/retail/eval.jsonl", 'path: "data/eval-*.jsonl"', 1)
-    write(repo / "plans" / "p.yaml", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))) + "\n")
+    write(repo / "plans" / "p.yaml", plan_text("data/train-*.jsonl", "data/eval-*.jsonl"))
     env = {"PLANLINT_CACHE_KEY": str(tmp_path / "ci-home" / "key")}
     uncached = run_process("--format", "json", "--no-cache", "plans", cwd=repo, env=env)
     assert [finding["code"] for finding in json.loads(uncached.out)["findings"]] == ["PL207"]

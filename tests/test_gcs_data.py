@@ -8,8 +8,6 @@ test shows that no credential lookup went to a metadata service.
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 import subprocess
@@ -19,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from gcs_server import GcsServer
+from split_files import jsonl_gz, parquet_bytes, plan_text
 
 pytest.importorskip("gcsfs")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyarrow")
+pytest.importorskip("pyarrow.parquet")
 
 pytestmark = pytest.mark.integration
 
@@ -45,16 +44,6 @@ def served(gcs):
     assert {request.authorization for request in gcs.requests} == {None}  # anonymous, as at any emulator
 
 
-def parquet_bytes(rows: list[dict]) -> bytes:
-    buffer = io.BytesIO()
-    pq.write_table(pa.table({key: [row[key] for row in rows] for key in rows[0]}), buffer)
-    return buffer.getvalue()
-
-
-def jsonl_gz(rows: list[dict]) -> bytes:
-    return gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode())
-
-
 def shards(gcs: GcsServer, bucket: str) -> None:
     """train: 3 Parquet shards of 200 rows; eval: 2 gzip JSON Lines shards of 100 rows.
     'cust-leak' is planted in train shard 00001 row 7 and eval shard 1 row 4 (1-based)."""
@@ -68,15 +57,6 @@ def shards(gcs: GcsServer, bucket: str) -> None:
         if shard == 1:
             rows[3]["customer_id"] = "cust-leak"
         gcs.put(bucket, f"eval/part-{shard}.jsonl.gz", jsonl_gz(rows))
-
-
-def plan_text(train: str, eval_: str) -> str:
-    """The spec's reference plan (clean under every rule), with these split paths and a group boundary only."""
-    text = (Path(__file__).parent / "fixtures" / "reference_plan.yaml").read_text()
-    text = text.replace("path: data/retail/train.jsonl", f"path: {json.dumps(train)}", 1)
-    text = text.replace("path: data/retail/eval.jsonl", f"path: {json.dumps(eval_)}", 1)
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))]
-    return "\n".join(lines) + "\n"
 
 
 def lint(root: Path, gcs: GcsServer, train: str, eval_: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -9,9 +9,7 @@ user's CI job would run it.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import json
 import os
 import subprocess
@@ -21,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from hub_server import HubServer, hf_uri
+from split_files import parquet_bytes, plan_text
 
 pytest.importorskip("huggingface_hub")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyarrow")
+pytest.importorskip("pyarrow.parquet")
 
 pytestmark = pytest.mark.integration
 
@@ -45,12 +44,6 @@ def served(hub):
     return hub
 
 
-def parquet_bytes(rows: list[dict]) -> bytes:
-    buffer = io.BytesIO()
-    pq.write_table(pa.table({key: [row[key] for row in rows] for key in rows[0]}), buffer)
-    return buffer.getvalue()
-
-
 def shard_files(leak_shard: int = 1, leak_row: int = 6) -> dict[str, bytes]:
     """3 Parquet train shards of 200 rows and a JSON Lines eval file of 50 rows;
     'cust-leak' is planted in train shard 1 (row 7, 1-based) and eval line 31."""
@@ -64,15 +57,6 @@ def shard_files(leak_shard: int = 1, leak_row: int = 6) -> dict[str, bytes]:
     lines[30]["customer_id"] = "cust-leak"
     files["data/eval.jsonl"] = "".join(json.dumps(row) + "\n" for row in lines).encode()
     return files
-
-
-def plan_text(train: str, eval_: str) -> str:
-    """The spec's reference plan (clean under every rule), with these split paths and a group boundary only."""
-    text = (Path(__file__).parent / "fixtures" / "reference_plan.yaml").read_text()
-    text = text.replace("path: data/retail/train.jsonl", f"path: {json.dumps(train)}", 1)
-    text = text.replace("path: data/retail/eval.jsonl", f"path: {json.dumps(eval_)}", 1)
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))]
-    return "\n".join(lines) + "\n"
 
 
 def write_plan(root: Path, train: str, eval_: str) -> None:

@@ -9,8 +9,6 @@ per-object cache. Nothing is mocked and nothing leaves 127.0.0.1.
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 import subprocess
@@ -21,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from object_store import SECRET_ACCESS_KEY, MotoS3, RangeHTTPServer, stop_client_threads
+from split_files import jsonl_gz, parquet_bytes, plan_text
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyarrow")
+pytest.importorskip("pyarrow.parquet")
 
 from planlint.services.split_data import _sources, check_split_data  # noqa: E402
 
@@ -57,16 +56,6 @@ def store(s3, monkeypatch):
     s3.proxy.faults.stall.clear()
     s3.proxy.clear()
     return s3
-
-
-def parquet_bytes(rows: list[dict]) -> bytes:
-    buffer = io.BytesIO()
-    pq.write_table(pa.table({key: [row[key] for row in rows] for key in rows[0]}), buffer)
-    return buffer.getvalue()
-
-
-def jsonl_gz(rows: list[dict]) -> bytes:
-    return gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode())
 
 
 def shards(store: MotoS3, bucket: str) -> None:
@@ -352,15 +341,6 @@ def test_a_redirect_is_not_followed_past_the_address_check(web, monkeypatch):
 # the CLI, every output format, and no secret anywhere
 
 
-def plan_text(train: str, eval_: str) -> str:
-    """The spec's reference plan (clean under every rule), with these split paths and a group boundary only."""
-    text = (Path(__file__).parent / "fixtures" / "reference_plan.yaml").read_text()
-    text = text.replace("path: data/retail/train.jsonl", f"path: {json.dumps(train)}", 1)
-    text = text.replace("path: data/retail/eval.jsonl", f"path: {json.dumps(eval_)}", 1)
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))]
-    return "\n".join(lines) + "\n"
-
-
 def run_cli(tmp_path: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     full = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
     full.update(env)
@@ -410,7 +390,6 @@ def test_no_secret_reaches_any_output_format(store, web, tmp_path, fmt):
     assert "missing.jsonl" in output  # the note (or PL006) names the object...
     for secret in (SECRET_ACCESS_KEY, url_secret, token_secret, fragment_secret, "hf-secret-Nn2Kq8Pp5"):
         assert secret not in output, (secret, output)  # ...and shows none of the secrets
-
 
 
 def test_https_paths_to_non_public_addresses_are_refused(web, monkeypatch):

@@ -8,15 +8,8 @@ import os
 
 import pytest
 
-from conftest import REFERENCE_PLAN, write
-
-REF = REFERENCE_PLAN.read_text(encoding="utf-8")
-
-
-def plan(train: str, eval_: str) -> str:
-    text = REF.replace("path: data/retail/train.jsonl", f"path: {json.dumps(train)}", 1)
-    text = text.replace("path: data/retail/eval.jsonl", f"path: {json.dumps(eval_)}", 1)
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("time_key:", "cutoff:"))) + "\n"
+from conftest import write
+from split_files import plan_text as plan
 
 
 def rows(prefix: str, count: int, leak_at: int | None = None) -> str:
