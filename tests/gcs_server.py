@@ -30,8 +30,10 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from object_store import LocalServer
 
 FIRST_GENERATION = 1733171735123456
 
@@ -63,7 +65,7 @@ class Bucket:
     objects: dict = field(default_factory=dict)  # name -> [Version, ...], oldest first
 
 
-class GcsServer:
+class GcsServer(LocalServer):
     """The GCS JSON API's reads; `url` is what `STORAGE_EMULATOR_HOST` names."""
 
     def __init__(self) -> None:
@@ -89,26 +91,11 @@ class GcsServer:
             def do_HEAD(self) -> None:
                 gcs._handle(self, body=False)
 
-        self.server = _Server(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._listen(Handler)
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.server.server_address[1]}"
-
-    def start(self) -> "GcsServer":
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
 
     def put(self, bucket: str, name: str, data: bytes) -> int:
         """Write a new generation of `name`; returns its generation number."""
@@ -252,15 +239,6 @@ class GcsServer:
         if offset + page_size < len(entries):
             out["nextPageToken"] = str(offset + page_size)
         return _json(out)
-
-
-class _Server(ThreadingHTTPServer):
-    def handle_error(self, request, client_address) -> None:
-        """A client that hangs up early (gcsfs cancels the slower of two concurrent lookups) is not an error."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            super().handle_error(request, client_address)
 
 
 def _json(value) -> tuple[int, dict, bytes]:

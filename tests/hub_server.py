@@ -31,8 +31,10 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from object_store import LocalServer
 
 #: Files stored through LFS on the Hub (its default .gitattributes covers these).
 LFS_SUFFIXES = (".parquet", ".gz", ".arrow")
@@ -60,7 +62,7 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-class HubServer:
+class HubServer(LocalServer):
     """The Hub's read API for datasets; `url` is what `HF_ENDPOINT` names."""
 
     def __init__(self, token: str | None = None) -> None:
@@ -90,24 +92,9 @@ class HubServer:
             def do_POST(self) -> None:
                 hub._handle(self, body=True)
 
-        self.server = _Server(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._listen(Handler)
 
     # ------------------------------------------------------------------ set-up
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def start(self) -> "HubServer":
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
 
     def commit(self, repo_id: str, files: dict[str, bytes], *, branch: str = "main", private: bool = False,
                delete: tuple[str, ...] = ()) -> str:
@@ -259,15 +246,6 @@ class HubServer:
         directories = [{"type": "directory", "oid": hashlib.sha1(name.encode()).hexdigest(), "size": 0, "path": name}
                        for name in sorted(folders)]
         return directories + files
-
-
-class _Server(ThreadingHTTPServer):
-    def handle_error(self, request, client_address) -> None:
-        """A client that hung up (one that gave up on a stalled answer) is not an error."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            super().handle_error(request, client_address)
 
 
 def _is_lfs(path: str) -> bool:

@@ -8,6 +8,9 @@
 * `RangeHTTPServer`: a static file server that honours `Range` and sends an
   `ETag`, as object stores and CDNs do (`http.server` alone does not).
 
+`LocalServer` is what every imitation here and in hub_server.py and gcs_server.py
+shares: a free port on 127.0.0.1, a daemon thread, `release` at stop.
+
 Everything listens on 127.0.0.1 only, and nothing is mocked: the clients
 (s3fs/aiobotocore, fsspec's HTTP filesystem) speak HTTP to these servers.
 """
@@ -31,6 +34,43 @@ SECRET_ACCESS_KEY = "planlint-test-secret-Zq9vX2mW7pL4"
 _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers", "transfer-encoding", "upgrade"}
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A threading server whose handler threads do not keep the process alive, and for which a
+    client that hangs up (one that gave up on a stalled answer) is not an error."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
+class LocalServer:
+    """An HTTP server on 127.0.0.1 (a free port) served from a daemon thread once started;
+    `release` (set at stop) ends the answers a subclass holds back to play a stalled server."""
+
+    release: threading.Event
+
+    def _listen(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = QuietServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
 @dataclass
 class Request:
     method: str
@@ -47,7 +87,7 @@ class Faults:
     stall: set = field(default_factory=set)  # paths whose GET never sends its body
 
 
-class RecordingProxy:
+class RecordingProxy(LocalServer):
     """Forwards every request to `upstream` (host, port), recording it; see Faults."""
 
     def __init__(self, upstream: tuple[str, int]) -> None:
@@ -107,22 +147,7 @@ class RecordingProxy:
 
             do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def start(self) -> "RecordingProxy":
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self._listen(Handler)
 
     def clear(self) -> None:
         with self._lock:
@@ -214,7 +239,7 @@ def stop_client_threads(timeout: float = 10.0) -> list[str]:
     return [thread.name for thread in threading.enumerate() if thread is not threading.main_thread()]
 
 
-class RangeHTTPServer:
+class RangeHTTPServer(LocalServer):
     """Serves `root` on 127.0.0.1 with Range, ETag and Content-Length; records requests like RecordingProxy."""
 
     def __init__(self, root: Path) -> None:
@@ -272,19 +297,4 @@ class RangeHTTPServer:
                     self.wfile.write(piece)
                     record.sent = len(piece)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def start(self) -> "RangeHTTPServer":
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self._listen(Handler)
