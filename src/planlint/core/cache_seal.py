@@ -199,6 +199,14 @@ def read_sealed(path, key: bytes | None, cache: str, identity: str, limit: int =
     return None if text is None else unseal(key, cache, identity, text)
 
 
+def read_sealed_bytes(path, key: bytes | None, cache: str, identity: str, limit: int = -1) -> bytes | None:
+    """read_sealed for an entry sealed as bytes (seal_bytes): its body, or None as read_sealed."""
+    if key is None:
+        return None
+    data = read_entry(path, limit)
+    return None if data is None else unseal_bytes(key, cache, identity, data)
+
+
 def seal_bytes(key: bytes, cache: str, identity: str, body: bytes) -> bytes:
     """`body` sealed as raw bytes: a line with its MAC, then the body (for large entries: no re-serialising to check it)."""
     return _mac_bytes(key, cache, identity, body).encode() + b"\n" + body

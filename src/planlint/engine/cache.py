@@ -47,7 +47,7 @@ from typing import Any
 
 from planlint import __version__
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import machine_key, read_entry, seal, seal_bytes, unseal, unseal_bytes
+from planlint.core.cache_seal import machine_key, read_sealed, read_sealed_bytes, seal, seal_bytes
 from planlint.core.config import Config
 from planlint.core.loader import read_text
 from planlint.core.messages import show
@@ -259,8 +259,7 @@ class ResultCache:
 
     def _read_segment(self, name: str) -> dict | None:
         try:
-            text = read_entry(os.path.join(self.directory, name))
-            segment = None if text is None else unseal(self.seal_key, "results", self.key, text)
+            segment = read_sealed(os.path.join(self.directory, name), self.seal_key, "results", self.key)
             if segment is None or segment.get("run") != self.key or not isinstance(segment.get("entries"), dict):
                 return None
             return segment["entries"]
@@ -422,8 +421,7 @@ class PlanFacts:
         if self._entries is None:
             self._entries = {}
             try:
-                sealed = read_entry(self.file)
-                body = None if sealed is None else unseal_bytes(self.seal_key, "plan-facts", self.key, sealed)
+                body = read_sealed_bytes(self.file, self.seal_key, "plan-facts", self.key)
                 data = json.loads(body) if body is not None else None
                 if isinstance(data, dict) and data.get("format") == self.FORMAT and isinstance(data.get("files"), dict):
                     self._entries = {k: v for k, v in data["files"].items() if isinstance(v, dict)}

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import read_entry, read_sealed, seal, seal_bytes, unseal_bytes
+from planlint.core.cache_seal import read_sealed, read_sealed_bytes, seal, seal_bytes
 from planlint.services.split_data import _scan
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample
 from planlint.services.split_data._sources import RemoteObject, Source, _file_sha256
@@ -108,8 +108,7 @@ class _ObjectCache:
         """The entry stored under `key` if this machine sealed it for this version."""
         path = self.directory / f"{key}.json"
         if self.raw:
-            sealed = read_entry(path, self.max_bytes)
-            body = None if sealed is None else unseal_bytes(self.seal_key, self.name, key, sealed)
+            body = read_sealed_bytes(path, self.seal_key, self.name, key, self.max_bytes)
             data = None if body is None else json.loads(body)
         else:
             data = read_sealed(path, self.seal_key, self.name, key, self.max_bytes)
