@@ -39,12 +39,14 @@ import json
 import re
 import sys
 from array import array
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import read_sealed, read_sealed_bytes, seal, seal_bytes
 from planlint.services.split_data import _scan
+from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample
 from planlint.services.split_data._sources import RemoteObject, Source, _file_sha256
 
@@ -217,35 +219,54 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
     whole.groups = index.packed_groups  # filled in place: a copy of a 1M-value mapping would cost ~50 MB
     source.starts = []
     absent: dict[str, int] = {}
-    for position, item in enumerate(source.objects):
-        offset = report.lines
-        source.starts.append(offset)
-        counter = getattr(item, "counter", None)
-        if position in cached:
-            part, used = cached.pop(position)
-            cache.count(part)
-            if counter is not None:
-                counter.add(used)  # data.max_bytes counts what an uncached run reads
-            _merge_groups(whole.groups, part.groups, offset)
-            whole.codes.extend(part.codes)
-            whole.rows.extend(map(offset.__add__, part.rows) if offset else part.rows)
-        else:
-            before = counter.used if counter is not None else 0
-            item_spec = _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
-            wanted = keys[position] is not None and cache.wanted
-            part = _scan.index_unit(item_spec, FILE, digest, cache.digest if wanted else None, cache.rows_left(), into=whole, offset=offset)
-            if wanted:
+    specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
+             for position, item in enumerate(source.objects) if position not in cached}
+    with _read_ahead(specs):
+        for position, item in enumerate(source.objects):
+            offset = report.lines
+            source.starts.append(offset)
+            counter = getattr(item, "counter", None)
+            if position in cached:
+                part, used = cached.pop(position)
                 cache.count(part)
-                cache.keep(keys[position], part, (counter.used - before) if counter is not None else 0)
-        report.merge(part.report, offset)
-        for name in part.report.absent_columns:
-            absent[name] = absent.get(name, 0) + 1
-        if report.input_field is None:
-            report.input_field = part.report.input_field
+                if counter is not None:
+                    counter.add(used)  # data.max_bytes counts what an uncached run reads
+                _merge_groups(whole.groups, part.groups, offset)
+                whole.codes.extend(part.codes)
+                whole.rows.extend(map(offset.__add__, part.rows) if offset else part.rows)
+            else:
+                before = counter.used if counter is not None else 0
+                wanted = keys[position] is not None and cache.wanted
+                part = _scan.index_unit(specs.pop(position), FILE, digest, cache.digest if wanted else None, cache.rows_left(), into=whole, offset=offset)
+                if wanted:
+                    cache.count(part)
+                    cache.keep(keys[position], part, (counter.used - before) if counter is not None else 0)
+            report.merge(part.report, offset)
+            for name in part.report.absent_columns:
+                absent[name] = absent.get(name, 0) + 1
+            if report.input_field is None:
+                report.input_field = part.report.input_field
     report.absent_columns = [name for name, count in absent.items() if count == len(source.objects)]
     index.digest = digest
     index.set_inputs(whole.codes, whole.rows)
     return index, report
+
+
+@contextmanager
+def _read_ahead(specs: dict):
+    """Have the remote objects among `specs` (position -> SideSpec, in order) read ahead in a thread
+    (_prefetch): each spec's `prefetched` is set to its report and batches. Local files are read in place."""
+    remote = [spec for spec in specs.values() if isinstance(spec.path, RemoteObject)]
+    if len(remote) < 1:
+        yield None
+        return
+    ahead = Prefetch(remote)
+    for number, spec in enumerate(remote):
+        spec.prefetched = (ahead.reports[number], ahead.batches(number))
+    try:
+        yield ahead
+    finally:
+        ahead.close()
 
 
 def _merge_groups(groups: dict[str, int], more: dict[str, int], offset: int) -> None:
@@ -267,28 +288,36 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
     total = _scan.BigResult()
     source.starts = []
     absent: dict[str, int] = {}
-    for position, item in enumerate(source.objects):
-        offset = total.report.lines
-        source.starts.append(offset)
-        key = cache.key(item, position)
-        cached = cache.read(key, index) if key is not None else None
-        counter = getattr(item, "counter", None)
-        if cached is not None:
-            piece, used = cached
-            if counter is not None:
-                counter.add(used)  # data.max_bytes counts what an uncached run reads
-            _scan.last_stats["cached_pieces"] += 1
-        else:
-            before = counter.used if counter is not None else 0
-            piece = _scan.scan_unit(_scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut), index, FILE)
-            used = (counter.used - before) if counter is not None else 0
-            if key is not None:
-                cache.keep(key, piece, used)
-        total.merge(piece, offset)
-        for name in piece.report.absent_columns:
-            absent[name] = absent.get(name, 0) + 1
-        if total.report.input_field is None:
-            total.report.input_field = piece.report.input_field
+    keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
+    cached = {}
+    for position, key in enumerate(keys):
+        found = cache.read(key, index) if key is not None else None
+        if found is not None:
+            cached[position] = found
+    specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
+             for position, item in enumerate(source.objects) if position not in cached}
+    with _read_ahead(specs):
+        for position, item in enumerate(source.objects):
+            offset = total.report.lines
+            source.starts.append(offset)
+            key = keys[position]
+            counter = getattr(item, "counter", None)
+            if position in cached:
+                piece, used = cached.pop(position)
+                if counter is not None:
+                    counter.add(used)  # data.max_bytes counts what an uncached run reads
+                _scan.last_stats["cached_pieces"] += 1
+            else:
+                before = counter.used if counter is not None else 0
+                piece = _scan.scan_unit(specs.pop(position), index, FILE)
+                used = (counter.used - before) if counter is not None else 0
+                if key is not None:
+                    cache.keep(key, piece, used)
+            total.merge(piece, offset)
+            for name in piece.report.absent_columns:
+                absent[name] = absent.get(name, 0) + 1
+            if total.report.input_field is None:
+                total.report.input_field = piece.report.input_field
     total.report.absent_columns = [name for name, count in absent.items() if count == len(source.objects)]
     return total
 

@@ -111,6 +111,16 @@ class SideSpec:
         self.fields = fields
         self.cut = cut
         self.layout: CsvLayout | None = None
+        # (report, batches) of an object read ahead by a _prefetch.Prefetch: the
+        # batches come from there, and its reader fills that report
+        self.prefetched: tuple[FileReport, Iterable] | None = None
+
+
+def _batches(spec: SideSpec, report: FileReport, unit: tuple):
+    """The batches of one unit of `spec`'s file: read here, or handed over by a Prefetch."""
+    if spec.prefetched is not None:
+        return spec.prefetched[1]
+    return iter_batches(spec.path, spec.fmt, spec.gz, spec.fields, report, unit, spec.layout)
 
 
 #: A group's first row and row count, packed in one int: first + rows * ROWS_UNIT.
@@ -392,6 +402,8 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
     (for the cache), unless the unit has more than `stable_limit` inputs
     (then its groups and `stable` are None and nothing of it is kept)."""
     part = SmallPart()
+    if spec.prefetched is not None:
+        part.report = spec.prefetched[0]
     target = into if into is not None else part
     report, groups, codes, code_rows = part.report, target.groups, target.codes, target.rows
     own: list | None = None  # the unit's own group values and their rows, when kept besides `into`'s
@@ -409,7 +421,7 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
     if spec.layout is not None:
         report.absent_columns = list(spec.layout.absent)
         report.input_field = spec.layout.input_field
-    for rows, group_values, times, input_values in iter_batches(spec.path, spec.fmt, spec.gz, fields, report, unit, spec.layout):
+    for rows, group_values, times, input_values in _batches(spec, report, unit):
         if fields.group_key is not None:
             for row, value in zip(rows, group_values):
                 if value is None or value == "":
@@ -465,6 +477,8 @@ def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
 def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResult:
     """Compare one unit of the larger split against the smaller split's index."""
     result = BigResult()
+    if spec.prefetched is not None:
+        result.report = spec.prefetched[0]
     report, leaked, dups, dup_texts = result.report, result.leaked, result.dups, result.dup_texts
     groups, input_hits = index.packed_groups, index.input_hits
     no_group, no_input = report.no_group, report.no_input
@@ -477,7 +491,7 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResul
     if spec.layout is not None:
         report.absent_columns = list(spec.layout.absent)
         report.input_field = spec.layout.input_field
-    for rows, group_values, times, input_values in iter_batches(spec.path, spec.fmt, spec.gz, fields, report, unit, spec.layout):
+    for rows, group_values, times, input_values in _batches(spec, report, unit):
         if fields.group_key is not None:
             if _all_nonempty_strings(group_values):
                 if check_groups:
