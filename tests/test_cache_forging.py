@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REFERENCE_PLAN, run_process, write
-from planlint.core.cache_seal import seal
+from planlint.core.cache_seal import seal, seal_bytes
+from planlint.services.split_data import CACHE_VERSION, _pieces
 from registry_server import RegistryServer
 from split_files import plan_text
 
@@ -109,7 +110,7 @@ def test_a_committed_split_data_entry_saying_no_leak_does_not_hide_pl207(tmp_pat
 
 @pytest.mark.parametrize("forgery", ["resealed with the attacker's key", "unsealed"])
 def test_a_committed_piece_of_one_shard_saying_no_leak_does_not_hide_pl207(tmp_path, forgery):
-    """The larger split's shards each have a cached piece (issue 16): a forged piece hides nothing."""
+    """The larger split's shards each have a cached index part (issue 16): a forged part hides nothing."""
     attacker_env, ci_env = _keys(tmp_path)
     repo = tmp_path / "repo"
     write(repo / "plans" / "plan.yaml", REF.replace("path: data/retail/train.jsonl", "path: data/train-*.jsonl").replace("path: data/retail/eval.jsonl", "path: data/eval.jsonl"))
@@ -124,21 +125,23 @@ def test_a_committed_piece_of_one_shard_saying_no_leak_does_not_hide_pl207(tmp_p
     for entry in (repo / ".planlint_cache" / "split-data").glob("*.json"):
         entry.unlink()  # the pieces alone decide
     forged = 0
-    for entry in (repo / ".planlint_cache" / "split-data" / "pieces").glob("*.json"):
-        if json.loads(entry.read_text(encoding="utf-8"))["leaked"]:
-            _reseal(entry, "split-data-piece", entry.stem, lambda body: body.update(leaked=[]))
+    for entry in (repo / ".planlint_cache" / "split-data" / "index-parts").glob("*.json"):
+        part, used = _pieces.part_from_body(entry.read_bytes().partition(b"\n")[2], CACHE_VERSION)
+        if "e-2" in part.group_keys:
+            at = part.group_keys.index("e-2")  # "no such customer in this shard"
+            del part.group_keys[at]
+            del part.group_rows[at]
+            entry.write_bytes(seal_bytes(ATTACKER_KEY, "split-data-index-part", entry.stem, _pieces.part_body(part, used, CACHE_VERSION)))
             forged += 1
     assert forged == 1
-    # Under the attacker's key the forged piece is served: the forgery is a good one.
+    # Under the attacker's key the forged part is served: the forgery is a good one.
     assert _codes(run_process("--format", "json", "plans/", cwd=repo, env=attacker_env)) == []
     shutil_results(repo)
     for entry in (repo / ".planlint_cache" / "split-data").glob("*.json"):
         entry.unlink()
     if forgery == "unsealed":
-        for entry in (repo / ".planlint_cache" / "split-data" / "pieces").glob("*.json"):
-            body = json.loads(entry.read_text(encoding="utf-8"))
-            del body["mac"]
-            entry.write_text(json.dumps(body), encoding="utf-8")
+        for entry in (repo / ".planlint_cache" / "split-data" / "index-parts").glob("*.json"):
+            entry.write_bytes(entry.read_bytes().partition(b"\n")[2])  # the body alone
     clone = _commit_and_clone(repo, tmp_path / "attacker-copy")
     result = run_process("--format", "json", "plans/", cwd=clone, env=ci_env)
     assert result.status == 1 and _codes(result) == ["PL207"], result
@@ -318,7 +321,7 @@ def test_entries_committed_as_links_to_a_pipe_or_dev_zero_do_not_hold_the_run(tm
     assert [finding["code"] for finding in json.loads(uncached.out)["findings"]] == ["PL207"]
     run_process("--format", "json", "plans", cwd=repo, env=env)
     entries = sorted((repo / ".planlint_cache" / "split-data").glob("*/*.json"))
-    assert {entry.parent.name for entry in entries} == {"pieces", "index-parts"}
+    assert {entry.parent.name for entry in entries} == {"index-parts"}
     for whole in (repo / ".planlint_cache" / "split-data").glob("*.json"):
         whole.unlink()  # (a fresh checkout has none; a committed one is refused on its own)
     pipe = tmp_path / "pipe"

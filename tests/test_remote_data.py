@@ -26,7 +26,9 @@ pytest.importorskip("moto.server")
 pytest.importorskip("pyarrow")
 pytest.importorskip("pyarrow.parquet")
 
-from planlint.services.split_data import _sources, check_split_data  # noqa: E402
+from array import array  # noqa: E402
+
+from planlint.services.split_data import CACHE_VERSION, _pieces, _sources, check_split_data  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -608,22 +610,24 @@ def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(st
     assert check(train, eval_, **options) == uncached
     assert store.proxy.body_gets(bucket) == []
     for entry in (cache / "split-data").glob("*.json"):
-        entry.unlink()  # the pieces alone decide
-    pieces = sorted((cache / "split-data" / "pieces").glob("*.json"))
-    assert len(pieces) == 4  # the three shards of the first run, the changed one of the second
+        entry.unlink()  # the index parts alone decide
+    parts = sorted((cache / "split-data" / "index-parts").glob("*.json"))
+    assert len(parts) == 6  # the two eval shards, the three train shards of the first run, the changed one of the second
     edited = 0
-    for piece in pieces:
-        body = json.loads(piece.read_text())
-        if body["leaked"] or body["dups"]:
-            body.update(leaked=[], dups=[])  # "no leak here", its MAC kept
-            piece.write_text(json.dumps(body))
+    for part in parts:
+        mac, _, body = part.read_bytes().partition(b"\n")
+        entry, used = _pieces.part_from_body(body, CACHE_VERSION)
+        if "eval-0-2" in entry.group_keys or "eval-1-2" in entry.group_keys:
+            entry.group_keys, entry.group_rows = [], []  # "no customer here", its MAC kept
+            entry.codes, entry.rows = array("q"), array("q")  # "and no input"
+            part.write_bytes(mac + b"\n" + _pieces.part_body(entry, used, CACHE_VERSION))
             edited += 1
-    assert edited == 2  # shard 00001 and the new shard 00002
+    assert edited >= 2  # the changed train shard, and the eval shards that share its customer
     store.proxy.clear()
     assert check(train, eval_, **options) == uncached
     read = {request.path for request in store.proxy.body_gets(bucket)}
-    assert {f"/{bucket}/train/part-00001.parquet", f"/{bucket}/train/part-00002.parquet"} <= read
-    assert f"/{bucket}/train/part-00000.parquet" not in read  # its piece is untouched, and still believed
+    assert f"/{bucket}/train/part-00002.parquet" in read  # its part was edited: not believed, read again
+    assert f"/{bucket}/train/part-00000.parquet" not in read  # its part is untouched, and still believed
 
 
 def test_a_local_globs_shards_cached_as_pieces_give_the_uncached_findings_and_notes(tmp_path, monkeypatch):
@@ -667,10 +671,12 @@ def test_a_local_globs_shards_cached_as_pieces_give_the_uncached_findings_and_no
     assert cached[1] and "train-0.jsonl" in cached[1][0].message  # the skipped rows, named in the cached shards too
 
 
-def test_a_changed_shard_of_the_smaller_split_is_read_again_with_the_larger_split(store, tmp_path, monkeypatch):
-    """After an object of the smaller split changes, its other objects come from their index parts;
-    the larger split is read again (its pieces were compared with the old smaller split), and the
-    findings are those of a run without any cache, duplicates included (keyed and cached digests mixed)."""
+def test_a_changed_shard_of_the_smaller_split_is_the_only_object_read_again(store, tmp_path, monkeypatch):
+    """After an object of the smaller split changes, only that object is downloaded: the other objects of
+    both splits come from their index parts, the larger split's compared with the new index without
+    being read. The findings are those of a run without any cache, except that a duplicate input found
+    against a train object that was not read shows the eval row's text (the same input once normalized);
+    a later run that reads neither object shows the same text, kept beside the eval object's part."""
     monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
     bucket = store.bucket()
     shards(store, bucket)
@@ -684,13 +690,21 @@ def test_a_changed_shard_of_the_smaller_split_is_read_again_with_the_larger_spli
     store.proxy.clear()
     cached = check(train, eval_, **options)
     read = {request.path for request in store.proxy.body_gets(bucket)}
-    assert f"/{bucket}/eval/part-0.jsonl.gz" not in read  # unchanged: its index part is used
-    assert f"/{bucket}/eval/part-1.jsonl.gz" in read
-    assert {f"/{bucket}/train/part-0000{n}.parquet" for n in range(3)} <= read
-    assert cached == check(train, eval_, **{**options, "cache_dir": None})
-    assert [issue.code for issue in cached[0]] == ["PL207", "PL209"]
+    assert read == {f"/{bucket}/eval/part-1.jsonl.gz"}
+    uncached = check(train, eval_, **{**options, "cache_dir": None})
+    assert [issue.code for issue in cached[0]] == [issue.code for issue in uncached[0]] == ["PL207", "PL209"]
+    assert cached[0][0] == uncached[0][0] and cached[1] == uncached[1]
     assert "'train-0-3' (train row 4 of part-00000.parquet, eval row 3 of part-1.jsonl.gz)" in cached[0][0].message
-    assert "(train row 20 of part-00002.parquet, eval row 8 of part-1.jsonl.gz)" in cached[0][1].message
+    assert "'TRAIN prompt 2  19' (train row 20 of part-00002.parquet, eval row 8 of part-1.jsonl.gz)" in cached[0][1].message
+    assert "'train prompt 2 19' (train row 20 of part-00002.parquet, eval row 8 of part-1.jsonl.gz)" in uncached[0][1].message
+    assert cached[0][1].message.replace("TRAIN prompt 2  19", "train prompt 2 19") == uncached[0][1].message
+    # a train shard changes now: the eval shard and the other train shards are not read; the duplicate
+    # between two objects that are not read keeps the text it was shown with
+    store.put(bucket, "train/part-00001.parquet", parquet_bytes([{"customer_id": f"new-{n}", "prompt": f"new {n}"} for n in range(5)]))
+    store.proxy.clear()
+    again = check(train, eval_, **options)
+    assert {request.path for request in store.proxy.body_gets(bucket)} == {f"/{bucket}/train/part-00001.parquet"}
+    assert "'TRAIN prompt 2  19' (train row 20 of part-00002.parquet, eval row 8 of part-1.jsonl.gz)" in again[0][-1].message
 
 
 def test_a_forged_index_part_does_not_hide_a_leak(store, tmp_path, monkeypatch):
@@ -707,17 +721,21 @@ def test_a_forged_index_part_does_not_hide_a_leak(store, tmp_path, monkeypatch):
     options = dict(cache_dir=cache, project_root=tmp_path / "repo")
     assert [issue.code for issue in check(train, eval_, **options)[0]] == ["PL207"]
     parts = sorted((cache / "split-data" / "index-parts").glob("*.json"))
-    assert len(parts) == 2
-    holding = [part for part in parts if "cust-leak" in part.read_text()]
+    assert len(parts) == 5  # the two eval shards and the three train shards
+    decoded = {part: _pieces.part_from_body(part.read_bytes().partition(b"\n")[2], CACHE_VERSION) for part in parts}
+    holding = [part for part in parts if "cust-leak" in decoded[part][0].group_keys]
+    assert len(holding) == 2  # the eval shard and the train shard that hold it
+    holding = [part for part in holding if decoded[part][0].report.rows < 20]  # the eval shard's
     assert len(holding) == 1
     for attempt in ("edited", "resealed"):
         mac, _, body = holding[0].read_bytes().partition(b"\n")
-        forged = json.loads(body)
-        forged["groups"] = {}  # "no customer here"
+        forged, used = _pieces.part_from_body(body, CACHE_VERSION)
+        forged.group_keys, forged.group_rows = [], []  # "no customer here"
+        forged_body = _pieces.part_body(forged, used, CACHE_VERSION)
         if attempt == "edited":  # its MAC kept
-            holding[0].write_bytes(mac + b"\n" + json.dumps(forged).encode())
+            holding[0].write_bytes(mac + b"\n" + forged_body)
         else:
-            holding[0].write_bytes(seal_bytes(b"attacker's own key" * 2, "split-data-index-part", holding[0].stem, json.dumps(forged).encode()))
+            holding[0].write_bytes(seal_bytes(b"attacker's own key" * 2, "split-data-index-part", holding[0].stem, forged_body))
         store.put(bucket, "train/part-00000.parquet", parquet_bytes([{"customer_id": f"new-{attempt}-{n}", "prompt": f"p {n}"} for n in range(5)]))
         store.proxy.clear()
         issues, _ = check(train, eval_, **options)
@@ -777,6 +795,16 @@ def test_index_parts_written_by_one_process_are_used_by_the_next(tmp_path):
     assert "2 inputs occur in both train and eval" in second["issues"][1][1]
     assert "(train row 5 of train-0.jsonl, eval row 4 of eval-1.jsonl)" in second["issues"][1][1]
     assert "(train row 7 of train-2.jsonl, eval row 2 of eval-0.jsonl)" in second["issues"][1][1]
+    # an eval shard changes in a third process: every train shard is compared from its part, unread
+    write("eval-0.jsonl", [("e0-0", "Eval 0 item 0"), ("t1-3", "train 1 ITEM 5"), ("e0-2", "Eval 0 item 2")])
+    third = run(str(tmp_path / "cache"))
+    assert third["parts"] == 1 and third["pieces"] == 3
+    uncached = run("-")
+    assert [code for code, _ in third["issues"]] == [code for code, _ in uncached["issues"]] == ["PL207", "PL209"]
+    assert third["issues"][0] == uncached["issues"][0] and third["notes"] == uncached["notes"]
+    assert "'t1-3' (train row 4 of train-1.jsonl, eval row 2 of eval-0.jsonl)" in third["issues"][0][1]
+    assert "'train 1 ITEM 5' (train row 6 of train-1.jsonl, eval row 2 of eval-0.jsonl)" in third["issues"][1][1]
+    assert "'Train 1 item 5' (train row 6 of train-1.jsonl, eval row 2 of eval-0.jsonl)" in uncached["issues"][1][1]
 
 
 def test_a_smaller_split_from_cached_index_parts_gives_the_uncached_findings_and_notes(tmp_path, monkeypatch):
@@ -816,34 +844,6 @@ def test_a_smaller_split_from_cached_index_parts_gives_the_uncached_findings_and
     assert [issue.code for issue in cached[0]] == ["PL210", "PL211", "PL207", "PL208", "PL209"]
     assert "row 5 of eval-0.jsonl" in cached[0][1].message
     assert cached[1] and "row 2 of eval-0.jsonl" in cached[1][0].message
-
-
-def test_a_smaller_split_over_the_part_limit_gets_no_index_parts(tmp_path, monkeypatch):
-    """Index parts are made only for a smaller split of at most PART_SPLIT_MAX_ROWS input rows
-    (beyond that their digests and entries cost about what reading it again does); under the
-    limit, every object gets one. Either way the findings are those of an uncached run."""
-    from planlint.services.split_data import GlobMatches, _pieces, local_glob
-
-    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
-    data = tmp_path / "data"
-    data.mkdir()
-    for shard in range(3):
-        (data / f"eval-{shard}.jsonl").write_text("".join(json.dumps({"customer_id": f"e{shard}-{n}", "prompt": f"eval {shard} {n}"}) + "\n" for n in range(10)))
-    (data / "train.jsonl").write_text("".join(json.dumps({"customer_id": f"t-{n}", "prompt": f"train {n}"}) + "\n" for n in range(100))
-                                      + json.dumps({"customer_id": "e2-9", "prompt": "EVAL 1 1"}) + "\n")
-
-    def run(cache):
-        eval_ = GlobMatches("data/eval-*.jsonl", local_glob(tmp_path, "data/eval-*.jsonl"))
-        return check_split_data(data / "train.jsonl", eval_, group_key="customer_id", time_key=None, cutoff=None,
-                                input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
-
-    uncached = run(None)
-    assert [issue.code for issue in uncached[0]] == ["PL207", "PL209"]
-    for limit, made in ((25, 0), (30, 3)):
-        monkeypatch.setattr(_pieces, "PART_SPLIT_MAX_ROWS", limit)
-        cache = tmp_path / f"cache-{limit}"
-        assert run(cache) == uncached
-        assert len(list((cache / "split-data" / "index-parts").glob("*.json"))) == made
 
 
 def closed_port() -> int:

@@ -58,7 +58,7 @@ __all__ = ["DataIssue", "DataNote", "GlobMatches", "check_split_data", "local_gl
 
 #: Bump when what is checked or how results are worded changes: old cache
 #: entries then stop matching.
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 
 #: How many offending values / rows a message names before "and N more".
 EXAMPLES = 5
@@ -348,26 +348,13 @@ class _PieceCaches:
         self.directory, self.seal_key, self.params, self.ids = directory, seal_key, params, ids
         self.made: list["_pieces._ObjectCache"] = []
 
-    def make(self, small_split: str, big_split: str) -> "_pieces.PieceCache | None":
-        """The cache of the pieces of `big_split`, or None when the smaller split's content has no name."""
-        small_ids = self.ids[small_split]
-        if small_ids is None:
-            return None
-        # Not keyed by the paths as written (a piece does not depend on them; an hf:// path names its
-        # revision, and a new commit must not make unchanged files miss), nor by URIs' revisions.
+    def make_parts(self, side: "_Side") -> "_pieces.IndexPartCache":
+        """The cache of the index parts of one split's objects: keyed by what reading one object depends on
+        (not by the other split, nor by the paths as written: an hf:// path names its revision, and a new
+        commit must not make unchanged files miss)."""
         base = {name: value for name, value in self.params.items() if name not in ("train", "eval")}
-        base.update(big=big_split, small_ids=[_pieces.content_identity(entry) for entry in small_ids] if isinstance(small_ids, list) else small_ids)
-        big_ids = self.ids[big_split]
-        made = _pieces.PieceCache(self.directory, self.seal_key, CACHE_VERSION, base, big_ids if isinstance(big_ids, list) else None)
-        self.made.append(made)
-        return made
-
-    def make_parts(self, small: "_Side") -> "_pieces.IndexPartCache":
-        """The cache of the index parts of the smaller split: keyed by what reading one object depends on
-        (not by the other split, nor by the paths as written)."""
-        base = {name: value for name, value in self.params.items() if name not in ("train", "eval")}
-        base.update(split=small.split, fmt=small.fmt, gz=small.gz, kind="index-part")
-        ids = self.ids[small.split]
+        base.update(split=side.split, fmt=side.fmt, gz=side.gz, kind="index-part")
+        ids = self.ids[side.split]
         made = _pieces.IndexPartCache(self.directory, self.seal_key, CACHE_VERSION, base, ids if isinstance(ids, list) else None)
         self.made.append(made)
         return made
@@ -390,17 +377,25 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived dicts; nothing here makes cycles
     try:
+        # a split of objects: one index part per object, cached parts not read again (_pieces); the
+        # inputs are then digested with the parts' keyed digest, on both sides
+        small_parts = pieces.make_parts(small) if pieces is not None and isinstance(small.path, Source) else None
+        big_parts = pieces.make_parts(big) if pieces is not None and isinstance(big.path, Source) else None
+        keyed = small_parts or big_parts
         side = small
         small_spec = _scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut)
-        if pieces is not None and isinstance(small.path, Source):  # objects: one index part each, cached parts not read again
-            index, small.report = _pieces.read_small_objects(small_spec, small.path, pieces.make_parts(small))
+        if small_parts is not None:
+            # the smaller split's inputs are kept as messages show them while it is read when an
+            # object of the larger split may not be read (a finding against it shows this text)
+            capture = big_parts is not None and big_parts.any_cached(big.path)
+            index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, capture=capture)
         else:
-            index, small.report = _scan.read_small(small_spec)
+            index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
         side = big
         big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut)
-        piece_cache = pieces.make(small.split, big.split) if pieces is not None and isinstance(big.path, Source) else None
-        if piece_cache is not None:  # several objects: one piece each, cached pieces not read again
-            result = _pieces.read_big_objects(big_spec, index, big.path, piece_cache)
+        if big_parts is not None:
+            result = _pieces.read_big_objects(big_spec, index, big.path, big_parts)
+            _pieces.fill_texts(result, index, small.path, small_parts, big.path, big_parts)
         else:
             result = _scan.read_big(big_spec, index)
         big.report = result.report

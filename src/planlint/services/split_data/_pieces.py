@@ -1,64 +1,66 @@
-"""The splits of several objects read object by object, each object's result cached on its own.
+"""The splits of several objects read object by object, each object's index part cached on its own.
 
 When a split is several objects (shards of a remote URI, a local glob's
 matches, or one remote object), each object is read on its own and what it
-gives is cached under a key made of the check's parameters and that
-object's own id (version id, ETag, generation or SHA-256), sealed with this
-machine's key (core.cache_seal) like the other caches. On a re-run an object
-whose entry is cached is not opened, so a run reads again only the objects
-that changed:
+gives is cached as its *index part*, under a key made of the check's
+parameters, the split's name and format, and that object's own id (version
+id, ETag, generation or SHA-256), sealed with this machine's key
+(core.cache_seal) like the other caches. A part is what reading the object
+gives whichever pass reads it: its report (rows, skipped rows, rows without
+a key, time leaks), its group values and every input's digest with their
+rows, rows local to the object. It does not depend on the other split, so:
 
-- The smaller split (pass 1 of _scan) is cached as one *index part* per
-  object: its group values with first row and row count, and its inputs as
-  64-bit digests with their rows, rows local to the object. The digests are
-  keyed BLAKE2b (`_scan.keyed_digest`, the key derived from the seal key):
-  the same in every run on this machine, unlike the per-process `hash`
-  that a run without cached parts uses. A part does not depend on the other
-  split, so after a shard of the larger split changes the smaller split is
-  not read again.
-- The larger split (pass 2) is cached as one *piece* per object: its leaks
-  against the smaller split's index, rows local to the object. A piece's key
-  also holds the content ids of every object of the smaller split, so after
-  the smaller split changes every object of the larger one is read again
-  (its new rows must be compared with all of them), while the smaller
-  split's unchanged objects still come from their parts.
+- in pass 1 (the smaller split, _scan) a cached part is the object's share of
+  the index;
+- in pass 2 (the larger split) a cached part is compared with the index
+  (`match`) instead of reading the object again.
 
-A piece holds no digest: a duplicate input is kept as its normalized text and
-digested again (with the index's digest) when the piece is used. An entry
-whose sampled values are not plain JSON values (a Parquet timestamp) is not
-cached; neither is one that skipped an oversized record, nor the index parts
-of a smaller split of more than PART_SPLIT_MAX_ROWS input rows.
+On a re-run an object whose part is cached is not opened, so a run reads
+only the objects that changed, in either split. The digests are keyed
+BLAKE2b (`_scan.keyed_digest`, the key derived from the seal key): the same
+in every run on this machine, so a split's objects are digested with it on
+both sides (Python's per-process `hash` is used only when no object is
+involved).
+
+A part holds no text, so a duplicate input found from a part has none to
+show: the text comes from the larger split's object when it is read, else
+from the smaller split's object read in this run (`capture`), else from the
+texts kept beside either object's part in the run that read it (the inputs
+that were findings then: `_TextsCache`), else the message says "an input".
+
+A part whose sampled values are not plain JSON values (a Parquet timestamp)
+is not cached; neither is one that skipped an oversized record. Parts are
+written as soon as their object is read: nothing of them is held until the
+check ends.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
 import re
 import sys
 from array import array
+from bisect import bisect_right
 from contextlib import contextmanager
+from itertools import accumulate, compress
 from pathlib import Path
 from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import read_sealed, read_sealed_bytes, seal, seal_bytes
+from planlint.core.cache_seal import read_sealed_bytes, seal_bytes
 from planlint.services.split_data import _scan
 from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample
 from planlint.services.split_data._sources import RemoteObject, Source, _file_sha256
 
-#: The seal's cache names of piece and index-part entries.
-CACHE_NAME = "split-data-piece"
+#: The seal's cache names of the entries.
 PART_CACHE_NAME = "split-data-index-part"
+TEXTS_CACHE_NAME = "split-data-index-texts"
 
-#: A smaller split of more rows than this is not cached per object: its parts
-#: (16 bytes a row, plus group values) and their keyed digests (~0.5 s per
-#: million rows) would cost about what reading it again does, and memory
-#: while it is read. The whole check's result is still cached.
-PART_SPLIT_MAX_ROWS = 1 << 18
+#: At most this many finding texts are kept beside one object's part.
+TEXTS_PER_OBJECT = 4096
 
 _PLAIN = (str, int, float, bool, type(None))
 
@@ -79,10 +81,9 @@ def content_identity(identity: list) -> list:
 class _ObjectCache:
     """Sealed entries, one per object, under `directory`; `base` is the key material shared by all of them."""
 
-    name = CACHE_NAME
-    folder = "pieces"
-    max_bytes = 16 << 20
-    raw = False  # sealed as bytes (core.cache_seal.seal_bytes): one JSON encoding, not a canonical one as well
+    name: str  # the seal's cache name
+    folder: str  # under <cache>/split-data/
+    max_bytes: int  # an entry larger than this is not read
 
     def __init__(self, directory: Path, seal_key: bytes, version: int, base: dict, ids: Optional[list] = None) -> None:
         self.directory, self.seal_key, self.version = Path(directory) / "split-data" / self.folder, seal_key, version
@@ -106,31 +107,31 @@ class _ObjectCache:
         material = self.base + "\0" + json.dumps(content_identity(identity))
         return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
+    def body(self, key: str) -> Optional[bytes]:
+        """The body stored under `key` if this machine sealed it."""
+        return read_sealed_bytes(self.directory / f"{key}.json", self.seal_key, self.name, key, self.max_bytes)
+
     def entry(self, key: str) -> Optional[dict]:
-        """The entry stored under `key` if this machine sealed it for this version."""
-        path = self.directory / f"{key}.json"
-        if self.raw:
-            body = read_sealed_bytes(path, self.seal_key, self.name, key, self.max_bytes)
-            data = None if body is None else json.loads(body)
-        else:
-            data = read_sealed(path, self.seal_key, self.name, key, self.max_bytes)
+        """The JSON entry stored under `key` if this machine sealed it for this version."""
+        body = self.body(key)
+        data = None if body is None else json.loads(body)
         if not isinstance(data, dict) or data.get("version") != self.version:
             return None
         return data
 
     def add(self, key: str, data: Optional[dict]) -> None:
-        """Seal an entry now (the sealed text is all that is kept), to be written by write()."""
+        """Seal a JSON entry now (the sealed bytes are all that is kept), to be written by write()."""
         if data is None:
             return
         data["version"] = self.version
         try:
-            if self.raw:
-                body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-                self.fresh.append((key, seal_bytes(self.seal_key, self.name, key, body)))
-            else:
-                self.fresh.append((key, seal(self.seal_key, self.name, key, data)))
+            body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         except (ValueError, TypeError):
-            pass  # not encodable: not cached
+            return  # not encodable: not cached
+        self.add_body(key, body)
+
+    def add_body(self, key: str, body: bytes) -> None:
+        self.fresh.append((key, seal_bytes(self.seal_key, self.name, key, body)))
 
     def write(self) -> None:
         for key, sealed in self.fresh:
@@ -142,83 +143,98 @@ class _ObjectCache:
         self.fresh = []
 
 
-class PieceCache(_ObjectCache):
-    """The pieces of the larger split: its leaks against one smaller split (whose ids are in `base`)."""
-
-    def read(self, key: str, index: "_scan.SmallIndex") -> Optional[tuple["_scan.BigResult", int]]:
-        """The cached piece (and the bytes its reading counted) if this machine sealed it and it fits the index."""
-        try:
-            data = self.entry(key)
-            return None if data is None else (_decode(data, index), int(data["bytes"]))
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            return None
-
-    def keep(self, key: str, piece: "_scan.BigResult", used: int) -> None:
-        self.add(key, _encode(piece, used))
-
-
 class IndexPartCache(_ObjectCache):
-    """The index parts of the smaller split; `digest` is the keyed digest their inputs are in."""
+    """The index parts of the objects of one split; `digest` is the keyed digest their inputs are in.
+
+    A part is what reading the object gives, whichever pass reads it: its
+    report, its group values with first row and count, every input's digest
+    with its row (rows local to the object). It does not depend on the other
+    split, so it serves pass 1 (the object's part of the index) and pass 2
+    (compared with the index without reading the object: `match`) alike."""
 
     name = PART_CACHE_NAME
     folder = "index-parts"
-    max_bytes = 64 << 20
-    raw = True
+    max_bytes = 1 << 30
 
     def __init__(self, directory: Path, seal_key: bytes, version: int, base: dict, ids: Optional[list] = None) -> None:
         super().__init__(directory, seal_key, version, base, ids)
-        self.rows: Optional[int] = 0  # rows of the split so far; None once over PART_SPLIT_MAX_ROWS
         self.digest = _scan.keyed_digest(hmac.new(seal_key, b"planlint split-data input digest", "sha256").digest())
+        self.texts = _TextsCache(directory, seal_key, version, base, ids)
+        self.keys: list[Optional[str]] = []  # each object's key (filled by the read_* functions)
+        self.captured: Optional[dict[int, dict[int, str]]] = None  # position -> digest -> shown input, of objects read in this run
 
     def read(self, key: str) -> Optional[tuple["_scan.SmallPart", int]]:
         try:
-            data = self.entry(key)
-            return None if data is None else (_decode_part(data), int(data["bytes"]))
-        except (OSError, ValueError, KeyError, TypeError, IndexError, base64.binascii.Error):
+            body = self.body(key)
+            return None if body is None else part_from_body(body, self.version)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeError):
             return None
 
-    @property
-    def wanted(self) -> bool:
-        """Whether parts are still made: not once the split has proved larger than PART_SPLIT_MAX_ROWS."""
-        return self.rows is not None
-
-    def rows_left(self) -> int:
-        return -1 if self.rows is None else PART_SPLIT_MAX_ROWS - self.rows
-
-    def count(self, part: "_scan.SmallPart") -> None:
-        """Count a part's rows (cached or read) towards PART_SPLIT_MAX_ROWS (a part read without its
-        own index, `stable` None, went over it)."""
-        if self.rows is not None:
-            self.rows = PART_SPLIT_MAX_ROWS + 1 if part.stable is None else self.rows + len(part.rows)
-            if self.rows > PART_SPLIT_MAX_ROWS:
-                self.rows, self.fresh = None, []  # too large to be worth caching: nothing of it is kept
+    def any_cached(self, source: Source) -> bool:
+        """Whether some object of `source` may have a cached part (its entry file exists)."""
+        for position, item in enumerate(source.objects):
+            key = self.key(item, position)
+            if key is not None and (self.directory / f"{key}.json").is_file():
+                return True
+        return False
 
     def keep(self, key: str, part: "_scan.SmallPart", used: int) -> None:
-        if self.rows is not None:
-            self.add(key, _encode_part(part, used))
+        """Seal and write the part now (nothing of it is held until the check ends)."""
+        body = part_body(part, used, self.version)
+        if body is not None:
+            self.add_body(key, body)
+            self.write()
 
 
-def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache) -> tuple["_scan.SmallIndex", FileReport]:
+class _TextsCache(_ObjectCache):
+    """Beside each part: its inputs that were findings in the run that read the object, as a message shows them."""
+
+    name = TEXTS_CACHE_NAME
+    folder = "index-texts"
+    max_bytes = 16 << 20
+
+    def read_texts(self, key: Optional[str]) -> dict[int, str]:
+        if key is None:
+            return {}
+        try:
+            data = self.entry(key)
+            if data is None:
+                return {}
+            return {int(code): str(text) for code, text in data["texts"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return {}
+
+    def keep_texts(self, key: Optional[str], texts: dict[int, str]) -> None:
+        if key is None or not texts:
+            return
+        kept = dict(list(texts.items())[:TEXTS_PER_OBJECT])
+        self.add(key, {"texts": {str(code): text for code, text in kept.items()}})
+        self.write()
+
+
+def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache, capture: bool = False) -> tuple["_scan.SmallIndex", FileReport]:
     """Pass 1 over a split of objects, one index part per object, cached parts not read again.
 
     The index is the one `_scan.read_small` gives for the whole split (rows
-    numbered on from object to object, `source.starts` filled), except that
-    its digests are the cache's keyed ones when any part came from the cache
-    (the larger split is then digested alike: `index.digest`)."""
+    numbered on from object to object, `source.starts` filled), its digests
+    the cache's keyed ones (`index.digest`: the larger split is digested
+    alike). With `capture`, the inputs of the objects read are also kept as
+    messages show them (`cache.captured`), for findings against objects of
+    the larger split that are not read in this run."""
     _scan.last_stats.clear()
-    keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
+    keys = cache.keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
     cached = {}
     for position, key in enumerate(keys):
         found = cache.read(key) if key is not None else None
         if found is not None:
             cached[position] = found
-    stable = bool(cached)  # the index is in keyed digests: those of the cached parts
     _scan.last_stats["cached_parts"] = len(cached)
-    digest = cache.digest if stable else _scan.digest
+    digest = cache.digest
     index, report, whole = _scan.SmallIndex(), FileReport(), _scan.SmallPart()
     whole.groups = index.packed_groups  # filled in place: a copy of a 1M-value mapping would cost ~50 MB
     source.starts = []
     absent: dict[str, int] = {}
+    cache.captured = {} if capture else None
     specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
              for position, item in enumerate(source.objects) if position not in cached}
     with _read_ahead(specs):
@@ -228,18 +244,17 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
             counter = getattr(item, "counter", None)
             if position in cached:
                 part, used = cached.pop(position)
-                cache.count(part)
                 if counter is not None:
                     counter.add(used)  # data.max_bytes counts what an uncached run reads
-                _merge_groups(whole.groups, part.groups, offset)
+                _merge_groups(whole.groups, part.packed_groups(), offset)
                 whole.codes.extend(part.codes)
                 whole.rows.extend(map(offset.__add__, part.rows) if offset else part.rows)
             else:
                 before = counter.used if counter is not None else 0
-                wanted = keys[position] is not None and cache.wanted
-                part = _scan.index_unit(specs.pop(position), FILE, digest, cache.digest if wanted else None, cache.rows_left(), into=whole, offset=offset)
+                wanted = keys[position] is not None
+                shown = cache.captured.setdefault(position, {}) if cache.captured is not None else None
+                part = _scan.index_unit(specs.pop(position), FILE, digest, wanted, into=whole, offset=offset, shown=shown)
                 if wanted:
-                    cache.count(part)
                     cache.keep(keys[position], part, (counter.used - before) if counter is not None else 0)
             report.merge(part.report, offset)
             for name in part.report.absent_columns:
@@ -257,7 +272,7 @@ def _read_ahead(specs: dict):
     """Have the remote objects among `specs` (position -> SideSpec, in order) read ahead in a thread
     (_prefetch): each spec's `prefetched` is set to its report and batches. Local files are read in place."""
     remote = [spec for spec in specs.values() if isinstance(spec.path, RemoteObject)]
-    if len(remote) < 1:
+    if not remote:
         yield None
         return
     ahead = Prefetch(remote)
@@ -279,19 +294,23 @@ def _merge_groups(groups: dict[str, int], more: dict[str, int], offset: int) -> 
         groups[value] = packed + (more[value] >> shift << shift)  # its rows added; the first row stays the earlier object's
 
 
-def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: Source, cache: PieceCache) -> "_scan.BigResult":
-    """Pass 2 over a split of several objects, one piece per object, cached pieces not read again.
+def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: Source, cache: IndexPartCache) -> "_scan.BigResult":
+    """Pass 2 over a split of several objects, one index part per object, cached parts not read again.
 
-    The merged result is the one `_scan.read_big` gives for the whole split
-    (rows numbered on from object to object, `source.starts` filled)."""
+    An object whose part is cached is compared with the index from its part
+    (`match`); one that is read is compared as it is read, and its part is
+    kept. The merged result is the one `_scan.read_big` gives for the whole
+    split (rows numbered on from object to object, `source.starts` filled),
+    except that an input found from a part has no text to show yet (None):
+    `fill_texts` looks for one."""
     _scan.last_stats.update(mode="pieces", workers=1, worker_peak_kb=[], fallback=None, cached_pieces=0)
     total = _scan.BigResult()
     source.starts = []
     absent: dict[str, int] = {}
-    keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
+    keys = cache.keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
     cached = {}
     for position, key in enumerate(keys):
-        found = cache.read(key, index) if key is not None else None
+        found = cache.read(key) if key is not None else None
         if found is not None:
             cached[position] = found
     specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
@@ -303,16 +322,18 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
             key = keys[position]
             counter = getattr(item, "counter", None)
             if position in cached:
-                piece, used = cached.pop(position)
+                part, used = cached.pop(position)
                 if counter is not None:
                     counter.add(used)  # data.max_bytes counts what an uncached run reads
+                piece = match(part, index)
                 _scan.last_stats["cached_pieces"] += 1
             else:
                 before = counter.used if counter is not None else 0
-                piece = _scan.scan_unit(specs.pop(position), index, FILE)
-                used = (counter.used - before) if counter is not None else 0
-                if key is not None:
-                    cache.keep(key, piece, used)
+                own = _scan.SmallPart() if key is not None else None
+                piece = _scan.scan_unit(specs.pop(position), index, FILE, own=own)
+                if own is not None:
+                    cache.keep(key, own, (counter.used - before) if counter is not None else 0)
+                    cache.texts.keep_texts(key, {code: entry[2] for code, entry in piece.dups.items()})
             total.merge(piece, offset)
             for name in piece.report.absent_columns:
                 absent[name] = absent.get(name, 0) + 1
@@ -322,8 +343,79 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
     return total
 
 
+def match(part: "_scan.SmallPart", index: "_scan.SmallIndex") -> "_scan.BigResult":
+    """What scanning the object of `part` against `index` gives, without reading it (rows local to the
+    object; no input has a text to show: None)."""
+    piece = _scan.BigResult()
+    piece.report = part.report
+    groups, keys, leaked = index.packed_groups, part.group_keys, piece.leaked
+    if keys and groups:
+        key_rows = part.group_rows
+        for position in compress(range(len(keys)), map(groups.__contains__, keys)):
+            key = keys[position]
+            entry = leaked.get(key)
+            if entry is None:
+                leaked[key] = [key_rows[position], 1]
+            else:
+                entry[1] += 1
+    if index.hashes and part.codes:
+        codes, rows, dups = part.codes, part.rows, piece.dups
+        for position in index.input_hits(codes):
+            code = codes[position]
+            entry = dups.get(code)
+            if entry is None:
+                dups[code] = [rows[position], 1, None]
+            else:
+                entry[1] += 1
+    return piece
+
+
+def fill_texts(result: "_scan.BigResult", index: "_scan.SmallIndex", small, small_cache: Optional[IndexPartCache],
+               big: Source, big_cache: IndexPartCache) -> None:
+    """Give each duplicate input found from a cached part (no text yet) the text a message shows, and keep
+    the texts of this run's findings beside the parts of the objects read.
+
+    The text is the input as the larger split's first row of it has it when
+    that object was read; otherwise as the smaller split's row has it, from
+    an object read in this run or from the texts kept beside either
+    object's part when it was read. Failing all of these (an object whose
+    findings were never met while it was read), the message says "an input"."""
+    missing = [code for code, entry in result.dups.items() if entry[2] is None]
+    captured = (small_cache.captured if small_cache is not None else None) or {}
+    kept: dict[tuple[int, int], dict[int, str]] = {}
+
+    def texts_of(which: int, cache: IndexPartCache, position: int) -> dict[int, str]:
+        found = kept.get((which, position))
+        if found is None:
+            key = cache.keys[position] if position < len(cache.keys) else None
+            found = kept[(which, position)] = cache.texts.read_texts(key)
+        return found
+
+    for code in missing:
+        text = None
+        for shown in captured.values():
+            text = shown.get(code)
+            if text is not None:
+                break
+        if text is None:
+            text = texts_of(1, big_cache, _position(big, result.dups[code][0])).get(code)
+        if text is None and small_cache is not None:
+            text = texts_of(0, small_cache, _position(small, index.hashes[code])).get(code)
+        result.dups[code][2] = text if text is not None else "an input"
+    # the texts of this run's findings, beside the smaller split's objects read in this run
+    if captured and result.dups:
+        for position, shown in captured.items():
+            small_cache.texts.keep_texts(small_cache.keys[position], {code: shown[code] for code in result.dups if code in shown})
+
+
+def _position(source: Source, row: int) -> int:
+    """The position of the object that holds `row` of the whole split."""
+    starts = source.starts
+    return max(0, bisect_right(starts, row - 1) - 1) if starts else 0
+
+
 # --------------------------------------------------------------------------
-# a piece as JSON
+# a part as JSON
 
 
 def _encode_report(report: FileReport, used: int) -> Optional[dict]:
@@ -358,69 +450,73 @@ def _decode_report(data: dict, report: FileReport) -> None:
     report.absent_columns = [str(name) for name in data["absent_columns"]]
 
 
-def _encode(piece: "_scan.BigResult", used: int) -> Optional[dict]:
-    data = _encode_report(piece.report, used)
-    texts = piece.dup_texts
-    if data is None or any(code not in texts for code in piece.dups):
-        return None
-    data["leaked"] = [[key, first, count] for key, (first, count) in piece.leaked.items()]
-    data["dups"] = [[texts[code], first, count, shown] for code, (first, count, shown) in piece.dups.items()]
-    return data
+#: The arrays of a part, after its JSON header line: (name, typecode), each little-endian.
+_SECTIONS = (("group_rows", "q"), ("codes", "q"), ("code_rows", "q"), ("key_lengths", "I"))
 
 
-def _decode(data: dict, index: "_scan.SmallIndex") -> "_scan.BigResult":
-    piece = _scan.BigResult()
-    _decode_report(data, piece.report)
-    groups = index.packed_groups
-    for key, first, count in data["leaked"]:
-        if key not in groups:
-            raise ValueError("a cached piece does not fit the index")
-        piece.leaked[str(key)] = [int(first), int(count)]
-    for text, first, count, shown in data["dups"]:
-        code = index.digest(str(text))
-        if code not in index.hashes:
-            raise ValueError("a cached piece does not fit the index")
-        piece.dups[code] = [int(first), int(count), str(shown)]
-        piece.dup_texts[code] = str(text)
-    return piece
-
-
-def _encode_part(part: "_scan.SmallPart", used: int) -> Optional[dict]:
+def part_body(part: "_scan.SmallPart", used: int, version: int) -> Optional[bytes]:
+    """A part as bytes: one line of JSON (its report, and the size of each section), then its
+    arrays and its group values (UTF-8, one after the other; their lengths are a section)."""
     data = _encode_report(part.report, used)
-    if data is None or part.stable is None or len(part.stable) != len(part.rows):
+    keys = part.group_keys
+    if data is None or keys is None or len(part.codes) != len(part.rows) or len(keys) != len(part.group_rows):
         return None
-    data["groups"] = part.groups
-    data["codes"] = base64.b64encode(_little_endian(part.stable)).decode("ascii")
-    data["code_rows"] = base64.b64encode(_little_endian(part.rows)).decode("ascii")
-    return data
+    arrays = {"group_rows": array("q", part.group_rows), "codes": part.codes, "code_rows": part.rows,
+              "key_lengths": array("I", map(len, keys))}
+    sections = [_little_endian(arrays[name]) for name, _ in _SECTIONS]
+    try:
+        sections.append("".join(keys).encode("utf-8", "surrogatepass"))
+    except UnicodeError:
+        return None
+    data["version"] = version
+    data["sections"] = [len(section) for section in sections]
+    try:
+        header = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    except (ValueError, TypeError):
+        return None
+    return b"".join([header, b"\n", *sections])
 
 
-def _decode_part(data: dict) -> "_scan.SmallPart":
+def part_from_body(body: bytes, version: int) -> Optional[tuple["_scan.SmallPart", int]]:
+    """The part (and the bytes its reading counted) in `body`; None for another version.
+    ValueError (and the like) when the body is not a part."""
+    header, newline, rest = body.partition(b"\n")
+    data = json.loads(header)
+    if not newline or not isinstance(data, dict) or data.get("version") != version:
+        return None
+    sizes = data["sections"]
+    if not isinstance(sizes, list) or len(sizes) != len(_SECTIONS) + 1 or not all(type(size) is int and size >= 0 for size in sizes) or sum(sizes) != len(rest):
+        raise ValueError("a cached part's sections do not add up")
     part = _scan.SmallPart()
     _decode_report(data, part.report)
-    groups = data["groups"]
-    if not isinstance(groups, dict) or not all(type(key) is str and type(value) is int and value > 0 for key, value in groups.items()):
-        raise ValueError("a cached part's groups are not text -> packed rows")
-    part.groups = groups
-    part.codes = _from_little_endian(base64.b64decode(data["codes"], validate=True))
-    part.rows = _from_little_endian(base64.b64decode(data["code_rows"], validate=True))
-    if len(part.codes) != len(part.rows):
-        raise ValueError("a cached part's digests and rows differ in number")
-    part.stable = part.codes
-    return part
+    start, arrays = 0, {}
+    for (name, typecode), size in zip(_SECTIONS, sizes):
+        arrays[name] = _from_little_endian(rest[start:start + size], typecode)
+        start += size
+    text = rest[start:].decode("utf-8", "surrogatepass")
+    lengths = arrays["key_lengths"]
+    if sum(lengths) != len(text) or (lengths and min(lengths) == 0):
+        raise ValueError("a cached part's group values do not add up")
+    ends = list(accumulate(lengths))
+    part.group_keys = list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    part.group_rows = arrays["group_rows"]
+    part.codes, part.rows = arrays["codes"], arrays["code_rows"]
+    if len(part.codes) != len(part.rows) or len(part.group_keys) != len(part.group_rows):
+        raise ValueError("a cached part's values and rows differ in number")
+    return part, int(data["bytes"])
 
 
 def _little_endian(values: array) -> bytes:
     if sys.byteorder == "little":
         return values.tobytes()
-    swapped = array("q", values)
+    swapped = array(values.typecode, values)
     swapped.byteswap()
     return swapped.tobytes()
 
 
-def _from_little_endian(data: bytes) -> array:
-    values = array("q")
-    values.frombytes(data)  # ValueError: not a whole number of 64-bit values
+def _from_little_endian(data: bytes, typecode: str = "q") -> array:
+    values = array(typecode)
+    values.frombytes(data)  # ValueError: not a whole number of values
     if sys.byteorder != "little":
         values.byteswap()
     return values

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from itertools import compress, repeat
 from functools import partial
-from operator import and_, ge as _at_or_after, not_, rshift
+from operator import add, and_, ge as _at_or_after, not_, rshift
 from pathlib import Path
 from typing import Any, Callable
 
@@ -61,20 +61,21 @@ def _blake_digest(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True)
 
 
-#: 64-bit digest of a normalized input. Python's own string hash is 64-bit
-#: SipHash on 64-bit builds and costs a tenth of a blake2b call; it differs
-#: between runs, which does not matter: digests never leave the process and
-#: its forked workers (the cache stores finished messages). 32-bit builds
-#: use blake2b.
+#: 64-bit digest of a normalized input, for two files that are not cached
+#: object by object. Python's own string hash is 64-bit SipHash on 64-bit
+#: builds and costs a tenth of a blake2b call; it differs between runs, which
+#: does not matter there: digests never leave the process and its forked
+#: workers (the cache stores finished messages). 32-bit builds use blake2b.
 digest: Callable[[str], int] = hash if sys.hash_info.width >= 64 else _blake_digest
 
 
 def keyed_digest(key: bytes) -> Callable[[str], int]:
     """A 64-bit digest of a normalized input that is the same in every run
-    with this `key` (keyed BLAKE2b; ~5x the cost of `digest`): what the
-    cached index parts of the smaller split hold (_pieces), so that a later
-    run can compare new rows against them. The key is this machine's, so the
-    digests mean nothing elsewhere and collisions cannot be aimed."""
+    with this `key` (keyed BLAKE2b; ~5x the cost of `digest`, ~0.45 us a
+    row): what the cached index parts of a split of objects hold (_pieces),
+    so that a later run can compare new rows against them; such a split's
+    rows are digested with it on both sides. The key is this machine's, so
+    the digests mean nothing elsewhere and collisions cannot be aimed."""
     template = hashlib.blake2b(digest_size=8, key=key[:64])
     from_bytes = int.from_bytes
 
@@ -271,7 +272,7 @@ class BigResult:
     def __init__(self) -> None:
         self.report = FileReport()
         self.leaked: dict[str, list[int]] = {}  # group text -> [first row, rows]
-        self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, shown value]
+        self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, shown value or None (not read in this run)]
         self.dup_texts: dict[int, str] = {}  # input digest -> its normalized text (for the piece cache)
 
     def merge(self, part: "BigResult", offset: int) -> None:
@@ -289,6 +290,8 @@ class BigResult:
                 self.dups[code] = [first + offset, count, shown]
             else:
                 entry[1] += count
+                if entry[2] is None:  # an earlier object's entry had no text of it
+                    entry[2] = shown
 
 
 # --------------------------------------------------------------------------
@@ -380,38 +383,56 @@ def _note_empty(sample, rows, values) -> None:
 
 
 class SmallPart:
-    """What one unit of the smaller split adds to its index (rows local to the unit)."""
+    """What one unit of a split gives for an index (rows local to the unit).
+
+    `groups` is the packed form (group text -> first row + rows * ROWS_UNIT)
+    the index uses; an object's own part kept for the cache (_pieces) holds
+    its group values in row order instead (`group_keys`, `group_rows`,
+    packed only when used: `packed_groups`), which costs a fraction of
+    packing every object of a split that is read."""
 
     def __init__(self) -> None:
         self.report = FileReport()
         self.groups: dict[str, int] = {}  # group text -> first row + rows * ROWS_UNIT
         self.codes = array("q")  # every input digest, in row order
         self.rows = array("q")  # and its row
-        self.stable: array | None = None  # the same inputs' keyed digests, when asked for (for the cache)
+        self.group_keys: list[str] | None = None  # the unit's own group values in row order (a part for the cache)
+        self.group_rows: list[int] | array | None = None  # and their rows
+
+    def packed_groups(self) -> dict[str, int]:
+        """The own group values packed as in `groups` (first row and count of each, at C speed)."""
+        keys = self.group_keys
+        if not keys:
+            return {}
+        firsts = dict(zip(reversed(keys), reversed(self.group_rows)))
+        counts = Counter(keys)
+        return dict(zip(firsts, map(add, firsts.values(), map(ROWS_UNIT.__mul__, map(counts.__getitem__, firsts)))))
 
 
-def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int] = digest,
-               stable: Callable[[str], int] | None = None, stable_limit: int = -1,
-               into: SmallPart | None = None, offset: int = 0) -> SmallPart:
+def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int] = digest, keep_own: bool = False,
+               into: SmallPart | None = None, offset: int = 0, shown: dict[int, str] | None = None) -> SmallPart:
     """Read one unit of the smaller split for its index, its inputs digested with `digest_`.
 
     With `into`, the unit's group values, digests and rows (shifted by
     `offset`) are added to that part (the split's whole index so far), and
-    the part returned holds the unit's report; with `stable` too, it also
-    holds the unit's own groups, rows and inputs digested with `stable`
-    (for the cache), unless the unit has more than `stable_limit` inputs
-    (then its groups and `stable` are None and nothing of it is kept)."""
+    the part returned holds the unit's report; with `keep_own` too, it also
+    holds the unit's own group values, digests and rows (rows local to the
+    unit: what the cache keeps of an object, _pieces).
+    With `shown`, each input's digest is mapped there to the input as a
+    message shows it (its first row's), for findings whose other row is
+    not read in this run (_pieces)."""
     part = SmallPart()
     if spec.prefetched is not None:
         part.report = spec.prefetched[0]
     target = into if into is not None else part
     report, groups, codes, code_rows = part.report, target.groups, target.codes, target.rows
-    own: list | None = None  # the unit's own group values and their rows, when kept besides `into`'s
-    own_group_rows: list | None = None
+    own_keys: list | None = None  # the unit's own group values and their rows, when kept besides `into`'s
+    own_key_rows: list | None = None
+    own_codes: array | None = None
     own_rows: array | None = None
-    stable_codes = part.stable = array("q") if stable is not None else None
-    if into is not None and stable is not None:
-        own, own_group_rows, own_rows = [], [], part.rows
+    if into is not None and keep_own:
+        own_keys, own_key_rows = part.group_keys, part.group_rows = [], []
+        own_codes, own_rows = part.codes, part.rows
     unit_rows = ROWS_UNIT
     first_base = unit_rows + (offset if into is not None else 0)
     no_group, no_input = report.no_group, report.no_input
@@ -430,56 +451,64 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
                 key = value if type(value) is str else group_text(value)
                 entry = groups.get(key)
                 groups[key] = row + first_base if entry is None else entry + unit_rows
-                if own is not None:
-                    own.append(key)
-                    own_group_rows.append(row)
+                if own_keys is not None:
+                    own_keys.append(key)
+                    own_key_rows.append(row)
         if at_or_after is not None:
             _time_loop(spec, report, rows, times, at_or_after)
         texts = _input_texts(input_values, inputs)
         if "" in texts:
             _note_empty(no_input, rows, texts)
             rows = [row for row, text in zip(rows, texts) if text]
+            if shown is not None:
+                input_values = list(compress(input_values, texts))
             texts = [text for text in texts if text]
         batch = array("q", map(digest_, texts))
+        if shown is not None:
+            for code, value in zip(batch, input_values):
+                if code not in shown:
+                    shown[code] = show_input(value)
         codes.extend(batch)
         code_rows.extend(map(offset.__add__, rows) if into is not None and offset else rows)
-        if stable_codes is not None:
-            if 0 <= stable_limit < len(stable_codes) + len(texts):
-                # more than is cached: the unit's own index is not kept (nor digested twice)
-                stable_codes = part.stable = None
-                if own is not None:
-                    own = own_group_rows = own_rows = part.groups = None
-                    part.rows = array("q")
-            else:
-                stable_codes.extend(batch if stable is digest_ else map(stable, texts))
-                if own_rows is not None:
-                    own_rows.extend(rows)
-    if own:  # first row and row count of each of the unit's group values, at C speed
-        firsts = dict(zip(reversed(own), reversed(own_group_rows)))
-        counts = Counter(own)
-        part.groups = {key: first + counts[key] * unit_rows for key, first in firsts.items()}
+        if own_codes is not None:
+            own_codes.extend(batch)
+            own_rows.extend(rows)
+    if into is None:
+        part.group_keys = None
     return part
 
 
-def read_small(spec: SideSpec) -> tuple[SmallIndex, FileReport]:
+def read_small(spec: SideSpec, digest_: Callable[[str], int] = digest) -> tuple[SmallIndex, FileReport]:
     """Read the smaller split into its index, in this process. (Reading it
     in worker processes too cost ~0.3 s more CPU for 100k rows, in pickled
     pieces and forks, for no wall time that could be measured on 2 shared cores.)"""
     last_stats.clear()
     spec.layout = None
-    part = index_unit(spec, FILE)
+    part = index_unit(spec, FILE, digest_)
     index = SmallIndex()
+    index.digest = digest_
     index.packed_groups.update(part.groups)
     index.set_inputs(part.codes, part.rows)
     return index, part.report
 
 
-def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResult:
-    """Compare one unit of the larger split against the smaller split's index."""
+def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, own: SmallPart | None = None) -> BigResult:
+    """Compare one unit of the larger split against the smaller split's index.
+
+    With `own`, the unit's own index is also kept there (as index_unit keeps
+    it: group values with first row and count, every input's digest with its
+    row, rows local to the unit; `own.report` is the result's report): what
+    the cache keeps of an object, to be compared with another smaller split
+    in a later run without reading the object again (_pieces)."""
     result = BigResult()
     if spec.prefetched is not None:
         result.report = spec.prefetched[0]
     report, leaked, dups, dup_texts = result.report, result.leaked, result.dups, result.dup_texts
+    own_keys: list | None = None
+    own_key_rows: list | None = None
+    if own is not None:
+        own.report = report
+        own_keys, own_key_rows = own.group_keys, own.group_rows = [], []
     groups, input_hits = index.packed_groups, index.input_hits
     no_group, no_input = report.no_group, report.no_input
     fields = spec.fields
@@ -494,6 +523,9 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResul
     for rows, group_values, times, input_values in _batches(spec, report, unit):
         if fields.group_key is not None:
             if _all_nonempty_strings(group_values):
+                if own_keys is not None:
+                    own_keys.extend(group_values)
+                    own_key_rows.extend(rows)
                 if check_groups:
                     for position in compress(range(len(group_values)), map(groups.__contains__, group_values)):
                         key = group_values[position]
@@ -507,10 +539,13 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResul
                     if value is None or value == "":
                         no_group.add(row)
                         continue
-                    if not check_groups:
+                    if not check_groups and own_keys is None:
                         continue
                     key = value if type(value) is str else group_text(value)
-                    if key in groups:
+                    if own_keys is not None:
+                        own_keys.append(key)
+                        own_key_rows.append(row)
+                    if check_groups and key in groups:
                         entry = leaked.get(key)
                         if entry is None:
                             leaked[key] = [row, 1]
@@ -519,11 +554,17 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE) -> BigResul
         if at_or_after is not None:
             _time_loop(spec, report, rows, times, at_or_after)
         texts = _input_texts(input_values, inputs)
-        if "" in texts:
+        empty = "" in texts
+        if empty:
             _note_empty(no_input, rows, texts)
-        if not check_inputs:
+        if not check_inputs and own is None:
             continue
         codes = list(map(digest_, texts))
+        if own is not None:
+            own.codes.extend(compress(codes, texts) if empty else codes)
+            own.rows.extend(compress(rows, texts) if empty else rows)
+            if not check_inputs:
+                continue
         for position in input_hits(codes):
             if not texts[position]:
                 continue
