@@ -388,7 +388,7 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
             # the smaller split's inputs are kept as messages show them while it is read when an
             # object of the larger split may not be read (a finding against it shows this text)
             capture = big_parts is not None and big_parts.any_cached(big.path)
-            index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, capture=capture)
+            index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, capture=capture, keyed=big_parts is not None)
         else:
             index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
         side = big

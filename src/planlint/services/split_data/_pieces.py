@@ -212,13 +212,17 @@ class _TextsCache(_ObjectCache):
         self.write()
 
 
-def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache, capture: bool = False) -> tuple["_scan.SmallIndex", FileReport]:
+def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache, capture: bool = False,
+                       keyed: bool = True) -> tuple["_scan.SmallIndex", FileReport]:
     """Pass 1 over a split of objects, one index part per object, cached parts not read again.
 
     The index is the one `_scan.read_small` gives for the whole split (rows
     numbered on from object to object, `source.starts` filled), its digests
     the cache's keyed ones (`index.digest`: the larger split is digested
-    alike). With `capture`, the inputs of the objects read are also kept as
+    alike). Without `keyed` (the larger split is a file, not cached object
+    by object) and with no part cached, the index is in Python's faster
+    per-process hash, and the keyed digests are computed for the parts only.
+    With `capture`, the inputs of the objects read are also kept as
     messages show them (`cache.captured`), for findings against objects of
     the larger split that are not read in this run."""
     _scan.last_stats.clear()
@@ -229,7 +233,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
         if found is not None:
             cached[position] = found
     _scan.last_stats["cached_parts"] = len(cached)
-    digest = cache.digest
+    digest = cache.digest if keyed or cached else _scan.digest
     index, report, whole = _scan.SmallIndex(), FileReport(), _scan.SmallPart()
     whole.groups = index.packed_groups  # filled in place: a copy of a 1M-value mapping would cost ~50 MB
     source.starts = []
@@ -253,7 +257,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
                 before = counter.used if counter is not None else 0
                 wanted = keys[position] is not None
                 shown = cache.captured.setdefault(position, {}) if cache.captured is not None else None
-                part = _scan.index_unit(specs.pop(position), FILE, digest, wanted, into=whole, offset=offset, shown=shown)
+                part = _scan.index_unit(specs.pop(position), FILE, digest, wanted, into=whole, offset=offset, shown=shown, own_digest=cache.digest)
                 if wanted:
                     cache.keep(keys[position], part, (counter.used - before) if counter is not None else 0)
             report.merge(part.report, offset)

@@ -410,14 +410,16 @@ class SmallPart:
 
 
 def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int] = digest, keep_own: bool = False,
-               into: SmallPart | None = None, offset: int = 0, shown: dict[int, str] | None = None) -> SmallPart:
+               into: SmallPart | None = None, offset: int = 0, shown: dict[int, str] | None = None,
+               own_digest: Callable[[str], int] | None = None) -> SmallPart:
     """Read one unit of the smaller split for its index, its inputs digested with `digest_`.
 
     With `into`, the unit's group values, digests and rows (shifted by
     `offset`) are added to that part (the split's whole index so far), and
     the part returned holds the unit's report; with `keep_own` too, it also
     holds the unit's own group values, digests and rows (rows local to the
-    unit: what the cache keeps of an object, _pieces).
+    unit: what the cache keeps of an object, _pieces), its inputs digested
+    with `own_digest` when that is another digest than `digest_`.
     With `shown`, each input's digest is mapped there to the input as a
     message shows it (its first row's), for findings whose other row is
     not read in this run (_pieces)."""
@@ -471,7 +473,7 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
         codes.extend(batch)
         code_rows.extend(map(offset.__add__, rows) if into is not None and offset else rows)
         if own_codes is not None:
-            own_codes.extend(batch)
+            own_codes.extend(batch if own_digest is None or own_digest is digest_ else map(own_digest, texts))
             own_rows.extend(rows)
     if into is None:
         part.group_keys = None
