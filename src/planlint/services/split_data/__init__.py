@@ -391,6 +391,7 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
             index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, capture=capture, keyed=big_parts is not None)
         else:
             index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
+            index.digest_key = keyed.digest_key if keyed is not None else None
         side = big
         big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut)
         if big_parts is not None:

@@ -158,7 +158,8 @@ class IndexPartCache(_ObjectCache):
 
     def __init__(self, directory: Path, seal_key: bytes, version: int, base: dict, ids: Optional[list] = None) -> None:
         super().__init__(directory, seal_key, version, base, ids)
-        self.digest = _scan.keyed_digest(hmac.new(seal_key, b"planlint split-data input digest", "sha256").digest())
+        self.digest_key = hmac.new(seal_key, b"planlint split-data input digest", "sha256").digest()
+        self.digest = _scan.keyed_digest(self.digest_key)
         self.texts = _TextsCache(directory, seal_key, version, base, ids)
         self.keys: list[Optional[str]] = []  # each object's key (filled by the read_* functions)
         self.captured: Optional[dict[int, dict[int, str]]] = None  # position -> digest -> shown input, of objects read in this run
@@ -267,6 +268,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
                 report.input_field = part.report.input_field
     report.absent_columns = [name for name, count in absent.items() if count == len(source.objects)]
     index.digest = digest
+    index.digest_key = cache.digest_key if digest is cache.digest else None
     index.set_inputs(whole.codes, whole.rows)
     return index, report
 
@@ -333,10 +335,10 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
                 _scan.last_stats["cached_pieces"] += 1
             else:
                 before = counter.used if counter is not None else 0
-                own = _scan.SmallPart() if key is not None else None
-                piece = _scan.scan_unit(specs.pop(position), index, FILE, own=own)
-                if own is not None:
-                    cache.keep(key, own, (counter.used - before) if counter is not None else 0)
+                piece = _scan.scan_unit(specs.pop(position), index, FILE, keep_own=key is not None)
+                if piece.own is not None:
+                    cache.keep(key, piece.own, (counter.used - before) if counter is not None else 0)
+                    piece.own = None
                     cache.texts.keep_texts(key, {code: entry[2] for code, entry in piece.dups.items()})
             total.merge(piece, offset)
             for name in piece.report.absent_columns:

@@ -246,6 +246,7 @@ class SmallIndex:
         self.hashes: dict[int, int] | InputTable = {}  # input digest -> first row
         self.hash_counts: dict[int, int] = {}  # input digest -> rows, only when > 1
         self.digest: Callable[[str], int] = digest  # what made the digests; the larger split is digested alike
+        self.digest_key: bytes | None = None  # the key of `digest` when it is keyed_digest(key); None: Python's hash
 
     def set_inputs(self, codes: array, rows: array) -> None:
         """Index the smaller split's input digests (`codes`, in row order, with their `rows`)."""
@@ -273,7 +274,8 @@ class BigResult:
         self.report = FileReport()
         self.leaked: dict[str, list[int]] = {}  # group text -> [first row, rows]
         self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, shown value or None (not read in this run)]
-        self.dup_texts: dict[int, str] = {}  # input digest -> its normalized text (for the piece cache)
+        self.dup_texts: dict[int, str] = {}  # input digest -> its normalized text
+        self.own: SmallPart | None = None  # the unit's own part, when scan_unit was asked to keep it (for the cache)
 
     def merge(self, part: "BigResult", offset: int) -> None:
         self.report.merge(part.report, offset)
@@ -494,15 +496,16 @@ def read_small(spec: SideSpec, digest_: Callable[[str], int] = digest) -> tuple[
     return index, part.report
 
 
-def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, own: SmallPart | None = None) -> BigResult:
+def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: bool = False) -> BigResult:
     """Compare one unit of the larger split against the smaller split's index.
 
-    With `own`, the unit's own index is also kept there (as index_unit keeps
-    it: group values with first row and count, every input's digest with its
-    row, rows local to the unit; `own.report` is the result's report): what
-    the cache keeps of an object, to be compared with another smaller split
-    in a later run without reading the object again (_pieces)."""
+    With `keep_own`, the unit's own part is also kept, as `result.own` (as
+    index_unit keeps it: group values and every input's digest with their
+    rows, rows local to the unit; its report is the result's): what the
+    cache keeps of an object, to be compared with another smaller split in a
+    later run without reading the object again (_pieces)."""
     result = BigResult()
+    own = result.own = SmallPart() if keep_own else None
     if spec.prefetched is not None:
         result.report = spec.prefetched[0]
     report, leaked, dups, dup_texts = result.report, result.leaked, result.dups, result.dup_texts
