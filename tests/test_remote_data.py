@@ -879,3 +879,44 @@ def test_an_unreachable_store_leaves_only_planlints_notes_on_stderr(tmp_path, ki
     assert lines and all(line.startswith("planlint: note: ") for line in lines), result.stderr
     assert f"{kind}://acme-train/" in lines[0] and "could not be listed" in lines[0], result.stderr
     assert SECRET_ACCESS_KEY not in result.stdout + result.stderr
+
+
+def test_a_duplicate_found_between_two_unread_objects_shows_the_text_kept_beside_their_parts(tmp_path, monkeypatch):
+    """A part keeps digests, not texts: a duplicate input between a train and an eval object that are
+    both taken from their parts shows the text kept beside the train object's part when it was read;
+    with those texts gone (a cache directory restored without them), the message says 'an input' and
+    still counts and locates the duplicate."""
+    from planlint.services.split_data import GlobMatches, _scan, local_glob
+
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def write(name: str, prompts: list[str]) -> None:
+        (data / name).write_text("".join(json.dumps({"customer_id": f"{name}-{n}", "prompt": p}) + "\n" for n, p in enumerate(prompts)))
+
+    write("train-0.jsonl", [f"train zero {n}" for n in range(12)])
+    write("train-1.jsonl", [f"train one {n}" for n in range(12)])
+    write("eval-0.jsonl", ["Train  ZERO 4", "eval a"])
+    write("eval-1.jsonl", ["eval b", "eval c"])
+
+    def run(cache):
+        split = lambda pattern: GlobMatches(pattern, local_glob(tmp_path, pattern))  # noqa: E731
+        return check_split_data(split("data/train-*.jsonl"), split("data/eval-*.jsonl"), group_key="customer_id", time_key=None,
+                                cutoff=None, input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+
+    cache = tmp_path / "cache"
+    first = run(cache)
+    assert [issue.code for issue in first[0]] == ["PL209"]
+    assert "'train zero 4' (train row 5 of train-0.jsonl, eval row 1 of eval-0.jsonl)" in first[0][0].message
+    write("eval-1.jsonl", ["eval b", "eval d"])  # the result misses; train-0 and eval-0 come from their parts
+    second = run(cache)
+    assert _scan.last_stats["cached_parts"] == 1 and _scan.last_stats["cached_pieces"] == 2
+    assert second == first
+    for kept in (cache / "split-data" / "index-texts").glob("*.json"):
+        kept.unlink()
+    write("eval-1.jsonl", ["eval b", "eval e"])
+    third = run(cache)
+    assert _scan.last_stats["cached_pieces"] == 2
+    assert "1 input occurs in both train and eval" in third[0][0].message
+    assert ": an input (train row 5 of train-0.jsonl, eval row 1 of eval-0.jsonl)" in third[0][0].message
