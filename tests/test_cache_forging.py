@@ -131,7 +131,7 @@ def test_a_committed_piece_of_one_shard_saying_no_leak_does_not_hide_pl207(tmp_p
             at = part.group_keys.index("e-2")  # "no such customer in this shard"
             del part.group_keys[at]
             del part.group_rows[at]
-            entry.write_bytes(seal_bytes(ATTACKER_KEY, "split-data-index-part", entry.stem, _pieces.part_body(part, used, CACHE_VERSION)))
+            entry.write_bytes(seal_bytes(ATTACKER_KEY, "split-data-index-part", entry.stem, b"".join(_pieces.part_body(part, used, CACHE_VERSION))))
             forged += 1
     assert forged == 1
     # Under the attacker's key the forged part is served: the forgery is a good one.

@@ -620,7 +620,7 @@ def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(st
         if "eval-0-2" in entry.group_keys or "eval-1-2" in entry.group_keys:
             entry.group_keys, entry.group_rows = [], []  # "no customer here", its MAC kept
             entry.codes, entry.rows = array("q"), array("q")  # "and no input"
-            part.write_bytes(mac + b"\n" + _pieces.part_body(entry, used, CACHE_VERSION))
+            part.write_bytes(mac + b"\n" + b"".join(_pieces.part_body(entry, used, CACHE_VERSION)))
             edited += 1
     assert edited >= 2  # the changed train shard, and the eval shards that share its customer
     store.proxy.clear()
@@ -731,7 +731,7 @@ def test_a_forged_index_part_does_not_hide_a_leak(store, tmp_path, monkeypatch):
         mac, _, body = holding[0].read_bytes().partition(b"\n")
         forged, used = _pieces.part_from_body(body, CACHE_VERSION)
         forged.group_keys, forged.group_rows = [], []  # "no customer here"
-        forged_body = _pieces.part_body(forged, used, CACHE_VERSION)
+        forged_body = b"".join(_pieces.part_body(forged, used, CACHE_VERSION))
         if attempt == "edited":  # its MAC kept
             holding[0].write_bytes(mac + b"\n" + forged_body)
         else:

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 
-def write_atomically(target: str | Path, data: bytes | str, *, mode: int | None = None, prefix: str = ".tmp-", suffix: str = ".json") -> None:
-    """Write `data` to a temporary file beside `target`, then move it into place.
+def write_atomically(target: str | Path, data: bytes | str | list[bytes], *, mode: int | None = None, prefix: str = ".tmp-", suffix: str = ".json") -> None:
+    """Write `data` (or its chunks, one after the other) to a temporary file beside `target`, then move it into place.
 
     Concurrent runs may write the same target: the last `os.replace` wins and
     every reader sees a complete file. On any failure the temporary file is
@@ -16,8 +16,12 @@ def write_atomically(target: str | Path, data: bytes | str, *, mode: int | None 
     target = Path(target)
     fd, temporary = _create_temporary(str(target.parent), prefix, suffix)
     try:
-        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w", **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as fh:
-            fh.write(data)
+        text = isinstance(data, str)
+        with os.fdopen(fd, "w" if text else "wb", **({"encoding": "utf-8"} if text else {})) as fh:
+            if isinstance(data, list):
+                fh.writelines(data)
+            else:
+                fh.write(data)
         if mode is not None:
             os.chmod(temporary, mode)
         os.replace(temporary, target)

@@ -212,6 +212,12 @@ def seal_bytes(key: bytes, cache: str, identity: str, body: bytes) -> bytes:
     return _mac_bytes(key, cache, identity, body).encode() + b"\n" + body
 
 
+def seal_chunks(key: bytes, cache: str, identity: str, chunks: list[bytes]) -> list[bytes]:
+    """seal_bytes of the chunks' concatenation, as chunks (the MAC line first): a large entry is
+    sealed and written without ever being copied into one object."""
+    return [_mac_bytes(key, cache, identity, *chunks).encode() + b"\n", *chunks]
+
+
 def unseal_bytes(key: bytes | None, cache: str, identity: str, data: bytes) -> bytes | None:
     """The body of `data` when its MAC is this machine's for (`cache`, `identity`); else None."""
     if key is None:
@@ -223,6 +229,9 @@ def unseal_bytes(key: bytes | None, cache: str, identity: str, data: bytes) -> b
     return body if hmac.compare_digest(mac, expected) else None
 
 
-def _mac_bytes(key: bytes, cache: str, identity: str, body: bytes) -> str:
-    message = b"bytes\0" + cache.encode() + b"\0" + identity.encode("utf-8", "surrogatepass") + b"\0" + body
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
+def _mac_bytes(key: bytes, cache: str, identity: str, *body: bytes) -> str:
+    """The MAC of the body (given as one or more chunks), fed to HMAC piece by piece: no copy of it."""
+    mac = hmac.new(key, b"bytes\0" + cache.encode() + b"\0" + identity.encode("utf-8", "surrogatepass") + b"\0", hashlib.sha256)
+    for chunk in body:
+        mac.update(chunk)
+    return mac.hexdigest()

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import read_sealed_bytes, seal_bytes
+from planlint.core.cache_seal import read_sealed_bytes, seal_chunks
 from planlint.services.split_data import _scan
 from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample
@@ -130,8 +130,9 @@ class _ObjectCache:
             return  # not encodable: not cached
         self.add_body(key, body)
 
-    def add_body(self, key: str, body: bytes) -> None:
-        self.fresh.append((key, seal_bytes(self.seal_key, self.name, key, body)))
+    def add_body(self, key: str, body: bytes | list[bytes]) -> None:
+        """Seal a body (or its chunks) now, to be written by write()."""
+        self.fresh.append((key, seal_chunks(self.seal_key, self.name, key, body if isinstance(body, list) else [body])))
 
     def write(self) -> None:
         for key, sealed in self.fresh:
@@ -460,14 +461,15 @@ def _decode_report(data: dict, report: FileReport) -> None:
 _SECTIONS = (("group_rows", "q"), ("codes", "q"), ("code_rows", "q"), ("key_lengths", "I"))
 
 
-def part_body(part: "_scan.SmallPart", used: int, version: int) -> Optional[bytes]:
-    """A part as bytes: one line of JSON (its report, and the size of each section), then its
-    arrays and its group values (UTF-8, one after the other; their lengths are a section)."""
+def part_body(part: "_scan.SmallPart", used: int, version: int) -> Optional[list[bytes]]:
+    """A part as bytes, in chunks: one line of JSON (its report, and the size of each section), then
+    its arrays and its group values (UTF-8, one after the other; their lengths are a section)."""
     data = _encode_report(part.report, used)
     keys = part.group_keys
     if data is None or keys is None or len(part.codes) != len(part.rows) or len(keys) != len(part.group_rows):
         return None
-    arrays = {"group_rows": array("q", part.group_rows), "codes": part.codes, "code_rows": part.rows,
+    group_rows = part.group_rows if isinstance(part.group_rows, array) else array("q", part.group_rows)
+    arrays = {"group_rows": group_rows, "codes": part.codes, "code_rows": part.rows,
               "key_lengths": array("I", map(len, keys))}
     sections = [_little_endian(arrays[name]) for name, _ in _SECTIONS]
     try:
@@ -480,7 +482,7 @@ def part_body(part: "_scan.SmallPart", used: int, version: int) -> Optional[byte
         header = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
     except (ValueError, TypeError):
         return None
-    return b"".join([header, b"\n", *sections])
+    return [header + b"\n", *sections]
 
 
 def part_from_body(body: bytes, version: int) -> Optional[tuple["_scan.SmallPart", int]]:

@@ -28,7 +28,7 @@ from planlint.services.split_data._formats import iter_batches
 
 #: Batches read ahead of the using thread (each ~8192 rows as Python values:
 #: about 1-3 MB for typical rows).
-AHEAD = 4
+AHEAD = 2
 
 _END = object()  # an object's last batch was handed over
 

@@ -435,7 +435,7 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
     own_codes: array | None = None
     own_rows: array | None = None
     if into is not None and keep_own:
-        own_keys, own_key_rows = part.group_keys, part.group_rows = [], []
+        own_keys, own_key_rows = part.group_keys, part.group_rows = [], array("q")
         own_codes, own_rows = part.codes, part.rows
     unit_rows = ROWS_UNIT
     first_base = unit_rows + (offset if into is not None else 0)
@@ -513,7 +513,7 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: b
     own_key_rows: list | None = None
     if own is not None:
         own.report = report
-        own_keys, own_key_rows = own.group_keys, own.group_rows = [], []
+        own_keys, own_key_rows = own.group_keys, own.group_rows = [], array("q")
     groups, input_hits = index.packed_groups, index.input_hits
     no_group, no_input = report.no_group, report.no_input
     fields = spec.fields
