@@ -332,3 +332,26 @@ def test_entries_committed_as_links_to_a_pipe_or_dev_zero_do_not_hold_the_run(tm
     result = run_process("--format", "json", "plans", cwd=repo, env=env, timeout=60)
     assert result.status == uncached.status
     assert json.loads(result.out)["findings"] == json.loads(uncached.out)["findings"]
+
+
+def test_a_large_file_committed_at_an_entry_name_is_verified_streaming_not_kept(tmp_path, monkeypatch):
+    """Entry names are predictable: a pull request can commit a file as large as the read limit where
+    an index part will be looked for. It is read through its MAC in chunks and dropped, never held
+    whole (read_entry, which keeps what it reads, is not reached); a real entry of that size is read."""
+    from planlint.core import cache_seal
+
+    key = b"k" * 32
+    junk = tmp_path / "junk.json"
+    junk.write_bytes(b"0" * (3 << 20))
+    real = tmp_path / "real.json"
+    body = os.urandom(3 << 20)
+    real.write_bytes(seal_bytes(key, "split-data-index-part", "real", body))
+    kept = []
+    original = cache_seal.read_entry
+    monkeypatch.setattr(cache_seal, "read_entry", lambda path, limit=-1: kept.append(path) or original(path, limit))
+    assert cache_seal.read_sealed_bytes(junk, key, "split-data-index-part", "junk", 64 << 20) is None
+    assert kept == []
+    assert cache_seal.read_sealed_bytes(real, key, "split-data-index-part", "real", 64 << 20) == body
+    assert kept == [real]
+    assert cache_seal.read_sealed_bytes(real, key, "split-data-index-part", "other", 64 << 20) is None  # the MAC covers the name
+    assert cache_seal.read_sealed_bytes(real, key, "split-data-index-part", "real", 1 << 20) is None  # over the limit: not read

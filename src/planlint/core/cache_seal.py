@@ -199,12 +199,56 @@ def read_sealed(path, key: bytes | None, cache: str, identity: str, limit: int =
     return None if text is None else unseal(key, cache, identity, text)
 
 
+#: An entry sealed as bytes larger than this is verified while streamed, before its body is kept.
+STREAM_VERIFY_FROM = 1 << 20
+
+
 def read_sealed_bytes(path, key: bytes | None, cache: str, identity: str, limit: int = -1) -> bytes | None:
-    """read_sealed for an entry sealed as bytes (seal_bytes): its body, or None as read_sealed."""
+    """read_sealed for an entry sealed as bytes (seal_bytes): its body, or None as read_sealed.
+
+    A large entry is first read through its MAC without being kept, and kept
+    only when it verifies: a file the size of the limit committed where an
+    entry will be looked for (names are predictable) costs a pass over it,
+    not its size in memory."""
     if key is None:
         return None
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (limit >= 0 and info.st_size > limit):
+            return None
+        if info.st_size > STREAM_VERIFY_FROM:
+            mac = _read_line(fd, 128)
+            if mac is None:
+                return None
+            check = _mac_state(key, cache, identity)
+            while chunk := os.read(fd, 1 << 20):
+                check.update(chunk)
+            if not hmac.compare_digest(mac, check.hexdigest().encode()):
+                return None
+            os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     data = read_entry(path, limit)
     return None if data is None else unseal_bytes(key, cache, identity, data)
+
+
+def _read_line(fd: int, most: int) -> bytes | None:
+    """The first line of `fd` (without its newline), read byte by byte up to `most` bytes; None without one."""
+    line = b""
+    while len(line) <= most:
+        byte = os.read(fd, 1)
+        if not byte:
+            return None
+        if byte == b"\n":
+            return line
+        line += byte
+    return None
 
 
 def seal_bytes(key: bytes, cache: str, identity: str, body: bytes) -> bytes:
@@ -231,7 +275,11 @@ def unseal_bytes(key: bytes | None, cache: str, identity: str, data: bytes) -> b
 
 def _mac_bytes(key: bytes, cache: str, identity: str, *body: bytes) -> str:
     """The MAC of the body (given as one or more chunks), fed to HMAC piece by piece: no copy of it."""
-    mac = hmac.new(key, b"bytes\0" + cache.encode() + b"\0" + identity.encode("utf-8", "surrogatepass") + b"\0", hashlib.sha256)
+    mac = _mac_state(key, cache, identity)
     for chunk in body:
         mac.update(chunk)
     return mac.hexdigest()
+
+
+def _mac_state(key: bytes, cache: str, identity: str):
+    return hmac.new(key, b"bytes\0" + cache.encode() + b"\0" + identity.encode("utf-8", "surrogatepass") + b"\0", hashlib.sha256)
