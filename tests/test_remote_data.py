@@ -920,3 +920,36 @@ def test_a_duplicate_found_between_two_unread_objects_shows_the_text_kept_beside
     assert _scan.last_stats["cached_pieces"] == 2
     assert "1 input occurs in both train and eval" in third[0][0].message
     assert ": an input (train row 5 of train-0.jsonl, eval row 1 of eval-0.jsonl)" in third[0][0].message
+
+
+def test_a_checkout_in_another_directory_finds_the_parts_of_its_unchanged_files(tmp_path, monkeypatch):
+    """A local file's part is keyed by its content (SHA-256), not its absolute path: CI runners check
+    out into a directory of their own, and a restored cache must still spare the unchanged files."""
+    import shutil
+
+    from planlint.services.split_data import GlobMatches, _scan, local_glob
+
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    first = tmp_path / "first"
+    for shard in range(3):
+        path = first / "data" / f"train-{shard}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps({"customer_id": f"t{shard}-{n}", "prompt": f"train {shard} {n}"}) + "\n" for n in range(10)))
+    for shard in range(2):
+        (first / "data" / f"eval-{shard}.jsonl").write_text("".join(json.dumps({"customer_id": f"e{shard}-{n}", "prompt": f"eval {shard} {n}"}) + "\n" for n in range(4)))
+
+    def run(root):
+        split = lambda pattern: GlobMatches(pattern, local_glob(root, pattern))  # noqa: E731
+        return check_split_data(split("data/train-*.jsonl"), split("data/eval-*.jsonl"), group_key="customer_id", time_key=None,
+                                cutoff=None, input_fields=None, cache_dir=root / ".planlint_cache", project_root=root)
+
+    run(first)
+    second = tmp_path / "elsewhere" / "second"
+    shutil.copytree(first, second)
+    (second / "data" / "eval-1.jsonl").write_text(json.dumps({"customer_id": "t2-3", "prompt": "new"}) + "\n")
+    issues, _ = run(second)
+    assert _scan.last_stats["cached_parts"] == 1 and _scan.last_stats["cached_pieces"] == 3
+    assert [issue.code for issue in issues] == ["PL207"]
+    assert issues == run(second)[0] and issues == check_split_data(
+        GlobMatches("data/train-*.jsonl", local_glob(second, "data/train-*.jsonl")), GlobMatches("data/eval-*.jsonl", local_glob(second, "data/eval-*.jsonl")),
+        group_key="customer_id", time_key=None, cutoff=None, input_fields=None, cache_dir=None)[0]

@@ -71,8 +71,11 @@ _HF_REVISION = re.compile(r"^(hf://[^/]+/[^/]+/[^/@]+)@[^/]+")
 def content_identity(identity: list) -> list:
     """An object's [uri, id, size] as a cache key part: an `hf://` URI without its revision, since
     the id (the Hub's blob id or LFS SHA-256) names the content, and a new commit of the dataset
-    must not make its unchanged files miss."""
+    must not make its unchanged files miss; a local file by its SHA-256 alone (not its absolute
+    path: a checkout in another directory, as CI runners make, finds the same parts)."""
     uri = identity[0]
+    if isinstance(identity[1], str) and identity[1].startswith("sha256:") and identity[2] is None:
+        return [None, identity[1], None]
     if isinstance(uri, str) and uri.startswith("hf://"):
         return [_HF_REVISION.sub(r"\1", uri), *identity[1:]]
     return list(identity)
