@@ -953,3 +953,67 @@ def test_a_checkout_in_another_directory_finds_the_parts_of_its_unchanged_files(
     assert issues == run(second)[0] and issues == check_split_data(
         GlobMatches("data/train-*.jsonl", local_glob(second, "data/train-*.jsonl")), GlobMatches("data/eval-*.jsonl", local_glob(second, "data/eval-*.jsonl")),
         group_key="customer_id", time_key=None, cutoff=None, input_fields=None, cache_dir=None)[0]
+
+
+def test_a_plain_eval_file_beside_train_shards_shows_its_texts_for_duplicates_found_from_parts(tmp_path, monkeypatch):
+    """The common layout: eval one file, train shards. After eval changes, every train shard is compared
+    from its part (not read), and a new duplicate input shows the eval row's text, read again from the
+    eval file for that row: never 'an input'."""
+    from planlint.services.split_data import GlobMatches, _scan, local_glob
+
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    data = tmp_path / "data"
+    data.mkdir()
+    for shard in range(2):
+        (data / f"train-{shard}.jsonl").write_text("".join(json.dumps({"prompt": f"train {shard} item {n}"}) + "\n" for n in range(50)))
+
+    def eval_file(prompts):
+        (data / "eval.jsonl").write_text("".join(json.dumps({"prompt": p}) + "\n" for p in prompts))
+
+    def run(cache):
+        return check_split_data(GlobMatches("data/train-*.jsonl", local_glob(tmp_path, "data/train-*.jsonl")), data / "eval.jsonl",
+                                group_key=None, time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+
+    eval_file(["eval a", "eval b"])
+    assert run(tmp_path / "cache")[0] == []
+    eval_file(["eval a", "Train 1 ITEM 7", "train 0 item 3"])
+    cached = run(tmp_path / "cache")
+    assert _scan.last_stats["cached_pieces"] == 2
+    message = cached[0][0].message
+    assert "'Train 1 ITEM 7' (train row 8 of train-1.jsonl, eval row 2)" in message
+    assert "'train 0 item 3' (train row 4 of train-0.jsonl, eval row 3)" in message
+    assert "an input" not in message
+
+
+def test_each_part_records_the_bytes_of_its_own_object_while_the_next_is_read_ahead(store, tmp_path, monkeypatch):
+    """data.max_bytes counts, on a run from parts, what each object's reading took. With the checks
+    slower than the network, the read-ahead thread reads the next object while this one is checked:
+    the bytes a part records must still be its own object's (they were the split counter's growth
+    meanwhile, the next object's reads included, so a cached run passed or failed the cap unlike an
+    uncached one)."""
+    from planlint.services.split_data import _scan
+
+    monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
+    bucket = store.bucket()
+    sizes = {}
+    for shard, count in enumerate((300, 500, 700, 900)):
+        body = "".join(json.dumps({"customer_id": f"t{shard}-{n}", "prompt": f"train {shard} {n}"}) + "\n" for n in range(count)).encode()
+        store.put(bucket, f"train/part-{shard}.jsonl", body)
+        sizes[shard] = len(body)
+    for shard in range(2):
+        store.put(bucket, f"eval/part-{shard}.jsonl", "".join(json.dumps({"customer_id": f"e{shard}-{n}", "prompt": f"eval {n}"}) + "\n" for n in range(20)).encode())
+    slow = _scan._input_texts
+
+    def slower(values, inputs):
+        time.sleep(0.05)  # the check slower than the store: the next object is read meanwhile
+        return slow(values, inputs)
+
+    monkeypatch.setattr(_scan, "_input_texts", slower)
+    cache = tmp_path / "cache"
+    check(f"s3://{bucket}/train/*.jsonl", f"s3://{bucket}/eval/*.jsonl", cache_dir=cache, project_root=tmp_path / "repo")
+    recorded = []
+    for entry in (cache / "split-data" / "index-parts").glob("*.json"):
+        part, used = _pieces.part_from_body(entry.read_bytes().partition(b"\n")[2], CACHE_VERSION)
+        if part.report.rows >= 300:
+            recorded.append(used)
+    assert sorted(recorded) == sorted(sizes.values())

@@ -210,32 +210,40 @@ def read_sealed_bytes(path, key: bytes | None, cache: str, identity: str, limit:
     only when it verifies: a file the size of the limit committed where an
     entry will be looked for (names are predictable) costs a pass over it,
     not its size in memory."""
-    if key is None:
+    if key is None or not verified_bytes(path, key, cache, identity, limit, STREAM_VERIFY_FROM):
         return None
+    data = read_entry(path, limit)
+    return None if data is None else unseal_bytes(key, cache, identity, data)
+
+
+def verified_bytes(path, key: bytes | None, cache: str, identity: str, limit: int = -1, from_size: int = 0) -> bool:
+    """Whether the file `path` is an entry sealed as bytes by this machine for (`cache`, `identity`)
+    of at most `limit` bytes, read through its MAC in chunks and not kept (a regular file only, no
+    link followed: read_entry). A file smaller than `from_size` is taken as verified here (it is
+    checked when read)."""
+    if key is None:
+        return False
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError:
-        return None
+        return False
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or (limit >= 0 and info.st_size > limit):
-            return None
-        if info.st_size > STREAM_VERIFY_FROM:
-            mac = _read_line(fd, 128)
-            if mac is None:
-                return None
-            check = _mac_state(key, cache, identity)
-            while chunk := os.read(fd, 1 << 20):
-                check.update(chunk)
-            if not hmac.compare_digest(mac, check.hexdigest().encode()):
-                return None
-            os.lseek(fd, 0, os.SEEK_SET)
+            return False
+        if info.st_size < from_size:
+            return True
+        mac = _read_line(fd, 128)
+        if mac is None:
+            return False
+        check = _mac_state(key, cache, identity)
+        while chunk := os.read(fd, 1 << 20):
+            check.update(chunk)
+        return hmac.compare_digest(mac, check.hexdigest().encode())
     except OSError:
-        return None
+        return False
     finally:
         os.close(fd)
-    data = read_entry(path, limit)
-    return None if data is None else unseal_bytes(key, cache, identity, data)
 
 
 def _read_line(fd: int, most: int) -> bytes | None:

@@ -385,10 +385,7 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
         side = small
         small_spec = _scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut)
         if small_parts is not None:
-            # the smaller split's inputs are kept as messages show them while it is read when an
-            # object of the larger split may not be read (a finding against it shows this text)
-            capture = big_parts is not None and big_parts.any_cached(big.path)
-            index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, capture=capture, keyed=big_parts is not None)
+            index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, keyed=big_parts is not None)
         else:
             index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
             index.digest_key = keyed.digest_key if keyed is not None else None
@@ -396,7 +393,7 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
         big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut)
         if big_parts is not None:
             result = _pieces.read_big_objects(big_spec, index, big.path, big_parts)
-            _pieces.fill_texts(result, index, small.path, small_parts, big.path, big_parts)
+            _pieces.fill_texts(result, index, small_spec, small_parts, big.path, big_parts)
         else:
             result = _scan.read_big(big_spec, index)
         big.report = result.report

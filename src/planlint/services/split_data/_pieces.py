@@ -37,6 +37,7 @@ check ends.
 from __future__ import annotations
 
 import hashlib
+import copy
 import hmac
 import json
 import re
@@ -49,11 +50,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import read_sealed_bytes, seal_chunks
+from planlint.core.cache_seal import read_sealed_bytes, seal_chunks, verified_bytes
 from planlint.services.split_data import _scan
 from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample
-from planlint.services.split_data._sources import RemoteObject, Source, _file_sha256
+from planlint.services.split_data import _base
+from planlint.services.split_data._formats import iter_batches
+from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source, _file_sha256
 
 #: The seal's cache names of the entries.
 PART_CACHE_NAME = "split-data-index-part"
@@ -166,7 +169,7 @@ class IndexPartCache(_ObjectCache):
         self.digest = _scan.keyed_digest(self.digest_key)
         self.texts = _TextsCache(directory, seal_key, version, base, ids)
         self.keys: list[Optional[str]] = []  # each object's key (filled by the read_* functions)
-        self.captured: Optional[dict[int, dict[int, str]]] = None  # position -> digest -> shown input, of objects read in this run
+        self.read_now: set[int] = set()  # the positions of the objects read in this run (not taken from their parts)
 
     def read(self, key: str) -> Optional[tuple["_scan.SmallPart", int]]:
         try:
@@ -175,13 +178,11 @@ class IndexPartCache(_ObjectCache):
         except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeError):
             return None
 
-    def any_cached(self, source: Source) -> bool:
-        """Whether some object of `source` may have a cached part (its entry file exists)."""
-        for position, item in enumerate(source.objects):
-            key = self.key(item, position)
-            if key is not None and (self.directory / f"{key}.json").is_file():
-                return True
-        return False
+    def cached(self, keys: list[Optional[str]]) -> set[int]:
+        """The positions whose part this machine sealed (checked through its MAC, not kept: each part
+        is read when its turn comes, so no more than one is held at a time)."""
+        return {position for position, key in enumerate(keys)
+                if key is not None and verified_bytes(self.directory / f"{key}.json", self.seal_key, self.name, key, self.max_bytes)}
 
     def keep(self, key: str, part: "_scan.SmallPart", used: int) -> None:
         """Seal and write the part now (nothing of it is held until the check ends)."""
@@ -217,7 +218,7 @@ class _TextsCache(_ObjectCache):
         self.write()
 
 
-def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache, capture: bool = False,
+def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache,
                        keyed: bool = True) -> tuple["_scan.SmallIndex", FileReport]:
     """Pass 1 over a split of objects, one index part per object, cached parts not read again.
 
@@ -226,50 +227,46 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
     the cache's keyed ones (`index.digest`: the larger split is digested
     alike). Without `keyed` (the larger split is a file, not cached object
     by object) and with no part cached, the index is in Python's faster
-    per-process hash, and the keyed digests are computed for the parts only.
-    With `capture`, the inputs of the objects read are also kept as
-    messages show them (`cache.captured`), for findings against objects of
-    the larger split that are not read in this run."""
+    per-process hash, and the keyed digests are computed for the parts only."""
     _scan.last_stats.clear()
     keys = cache.keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
-    cached = {}
-    for position, key in enumerate(keys):
-        found = cache.read(key) if key is not None else None
-        if found is not None:
-            cached[position] = found
-    _scan.last_stats["cached_parts"] = len(cached)
+    cached = cache.cached(keys)
     digest = cache.digest if keyed or cached else _scan.digest
     index, report, whole = _scan.SmallIndex(), FileReport(), _scan.SmallPart()
     whole.groups = index.packed_groups  # filled in place: a copy of a 1M-value mapping would cost ~50 MB
     source.starts = []
     absent: dict[str, int] = {}
-    cache.captured = {} if capture else None
+    used_parts = 0
     specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
-             for position, item in enumerate(source.objects) if position not in cached}
-    with _read_ahead(specs):
+             for position, item in enumerate(source.objects)}
+    with _read_ahead({position: item for position, item in specs.items() if position not in cached}):
         for position, item in enumerate(source.objects):
             offset = report.lines
             source.starts.append(offset)
             counter = getattr(item, "counter", None)
-            if position in cached:
-                part, used = cached.pop(position)
+            found = cache.read(keys[position]) if position in cached else None
+            if found is not None:
+                part, used = found
+                used_parts += 1
                 if counter is not None:
                     counter.add(used)  # data.max_bytes counts what an uncached run reads
                 _merge_groups(whole.groups, part.packed_groups(), offset)
                 whole.codes.extend(part.codes)
                 whole.rows.extend(map(offset.__add__, part.rows) if offset else part.rows)
-            else:
-                before = counter.used if counter is not None else 0
+            else:  # (or a part that could not be read after all: the object is read in place)
+                cache.read_now.add(position)
                 wanted = keys[position] is not None
-                shown = cache.captured.setdefault(position, {}) if cache.captured is not None else None
-                part = _scan.index_unit(specs.pop(position), FILE, digest, wanted, into=whole, offset=offset, shown=shown, own_digest=cache.digest)
+                part = _scan.index_unit(specs[position], FILE, digest, wanted, into=whole, offset=offset, own_digest=cache.digest)
                 if wanted:
-                    cache.keep(keys[position], part, (counter.used - before) if counter is not None else 0)
+                    cache.keep(keys[position], part, (item.bytes_read if isinstance(item, RemoteObject) else 0))
+            specs[position] = None
             report.merge(part.report, offset)
             for name in part.report.absent_columns:
                 absent[name] = absent.get(name, 0) + 1
             if report.input_field is None:
                 report.input_field = part.report.input_field
+            del part, found
+    _scan.last_stats["cached_parts"] = used_parts
     report.absent_columns = [name for name, count in absent.items() if count == len(source.objects)]
     index.digest = digest
     index.digest_key = cache.digest_key if digest is cache.digest else None
@@ -318,32 +315,31 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
     source.starts = []
     absent: dict[str, int] = {}
     keys = cache.keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
-    cached = {}
-    for position, key in enumerate(keys):
-        found = cache.read(key) if key is not None else None
-        if found is not None:
-            cached[position] = found
+    cached = cache.cached(keys)
     specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
-             for position, item in enumerate(source.objects) if position not in cached}
-    with _read_ahead(specs):
+             for position, item in enumerate(source.objects)}
+    with _read_ahead({position: item for position, item in specs.items() if position not in cached}):
         for position, item in enumerate(source.objects):
             offset = total.report.lines
             source.starts.append(offset)
             key = keys[position]
             counter = getattr(item, "counter", None)
-            if position in cached:
-                part, used = cached.pop(position)
+            found = cache.read(key) if position in cached else None
+            if found is not None:
+                part, used = found
                 if counter is not None:
                     counter.add(used)  # data.max_bytes counts what an uncached run reads
                 piece = match(part, index)
+                del part, found
                 _scan.last_stats["cached_pieces"] += 1
-            else:
-                before = counter.used if counter is not None else 0
-                piece = _scan.scan_unit(specs.pop(position), index, FILE, keep_own=key is not None)
+            else:  # (or a part that could not be read after all: the object is read in place)
+                cache.read_now.add(position)
+                piece = _scan.scan_unit(specs[position], index, FILE, keep_own=key is not None)
                 if piece.own is not None:
-                    cache.keep(key, piece.own, (counter.used - before) if counter is not None else 0)
+                    cache.keep(key, piece.own, (item.bytes_read if isinstance(item, RemoteObject) else 0))
                     piece.own = None
                     cache.texts.keep_texts(key, {code: entry[2] for code, entry in piece.dups.items()})
+            specs[position] = None
             total.merge(piece, offset)
             for name in piece.report.absent_columns:
                 absent[name] = absent.get(name, 0) + 1
@@ -380,18 +376,21 @@ def match(part: "_scan.SmallPart", index: "_scan.SmallIndex") -> "_scan.BigResul
     return piece
 
 
-def fill_texts(result: "_scan.BigResult", index: "_scan.SmallIndex", small, small_cache: Optional[IndexPartCache],
-               big: Source, big_cache: IndexPartCache) -> None:
-    """Give each duplicate input found from a cached part (no text yet) the text a message shows, and keep
-    the texts of this run's findings beside the parts of the objects read.
+def fill_texts(result: "_scan.BigResult", index: "_scan.SmallIndex", small_spec: "_scan.SideSpec",
+               small_cache: Optional[IndexPartCache], big: Source, big_cache: IndexPartCache) -> None:
+    """Give each duplicate input found from a cached part (no text yet) the text a message shows,
+    and keep the texts found so beside the parts of the smaller split's objects read in this run.
 
-    The text is the input as the larger split's first row of it has it when
-    that object was read; otherwise as the smaller split's row has it, from
-    an object read in this run or from the texts kept beside either
-    object's part when it was read. Failing all of these (an object whose
-    findings were never met while it was read), the message says "an input"."""
+    The text is the input as the larger split's row has it when that object
+    is read; else the one kept beside the larger object's or the smaller
+    object's part in a run that read it (the inputs that were findings
+    then); else the smaller split's row's, read again when its object (or
+    its plain file) was read in this run anyway; failing all of these (an
+    object whose findings were never met while it was read), "an input"."""
     missing = [code for code, entry in result.dups.items() if entry[2] is None]
-    captured = (small_cache.captured if small_cache is not None else None) or {}
+    if not missing:
+        return
+    small = small_spec.path
     kept: dict[tuple[int, int], dict[int, str]] = {}
 
     def texts_of(which: int, cache: IndexPartCache, position: int) -> dict[int, str]:
@@ -401,21 +400,51 @@ def fill_texts(result: "_scan.BigResult", index: "_scan.SmallIndex", small, smal
             found = kept[(which, position)] = cache.texts.read_texts(key)
         return found
 
+    wanted: dict[int, dict[int, int]] = {}  # object position (0: a plain file) -> its row -> the digest whose text it holds
     for code in missing:
-        text = None
-        for shown in captured.values():
-            text = shown.get(code)
-            if text is not None:
-                break
-        if text is None:
-            text = texts_of(1, big_cache, _position(big, result.dups[code][0])).get(code)
+        _base.check_deadline()
+        small_row = index.hashes[code]
+        small_at = _position(small, small_row) if isinstance(small, Source) else 0
+        text = texts_of(1, big_cache, _position(big, result.dups[code][0])).get(code)
         if text is None and small_cache is not None:
-            text = texts_of(0, small_cache, _position(small, index.hashes[code])).get(code)
-        result.dups[code][2] = text if text is not None else "an input"
-    # the texts of this run's findings, beside the smaller split's objects read in this run
-    if captured and result.dups:
-        for position, shown in captured.items():
-            small_cache.texts.keep_texts(small_cache.keys[position], {code: shown[code] for code in result.dups if code in shown})
+            text = texts_of(0, small_cache, small_at).get(code)
+        if text is not None:
+            result.dups[code][2] = text
+        elif not isinstance(small, Source) or (small_cache is not None and small_at in small_cache.read_now):
+            local = small_row - small.starts[small_at] if isinstance(small, Source) else small_row
+            wanted.setdefault(small_at, {})[local] = code
+    for position, rows in wanted.items():
+        found = _read_rows(small_spec, position, rows)
+        for code, text in found.items():
+            result.dups[code][2] = text
+        if small_cache is not None and found:
+            small_cache.texts.keep_texts(small_cache.keys[position], found)
+    for entry in result.dups.values():
+        if entry[2] is None:
+            entry[2] = "an input"
+
+
+def _read_rows(spec: "_scan.SideSpec", position: int, rows: dict[int, int]) -> dict[int, str]:
+    """The inputs at `rows` (row -> digest) of the `position`-th object of `spec`'s split (or of its
+    plain file), as a message shows them: the object is read again, its bytes not counted against
+    data.max_bytes (they were when it was read), within the time budget; {} when it cannot be."""
+    path = spec.path
+    if isinstance(path, Source):
+        path = copy.copy(path.objects[position])
+        if isinstance(path, RemoteObject):
+            path.counter = ByteCounter(None, spec.split)
+    found: dict[int, str] = {}
+    try:
+        for batch_rows, _, _, values in iter_batches(path, spec.fmt, spec.gz, spec.fields, FileReport()):
+            for row, value in zip(batch_rows, values):
+                code = rows.get(row)
+                if code is not None:
+                    found[code] = _scan.show_input(value)
+            if len(found) == len(rows):
+                break
+    except Exception:  # a text is not worth a failed check: what was not read says "an input"
+        pass
+    return found
 
 
 def _position(source: Source, row: int) -> int:

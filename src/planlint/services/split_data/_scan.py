@@ -412,8 +412,7 @@ class SmallPart:
 
 
 def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int] = digest, keep_own: bool = False,
-               into: SmallPart | None = None, offset: int = 0, shown: dict[int, str] | None = None,
-               own_digest: Callable[[str], int] | None = None) -> SmallPart:
+               into: SmallPart | None = None, offset: int = 0, own_digest: Callable[[str], int] | None = None) -> SmallPart:
     """Read one unit of the smaller split for its index, its inputs digested with `digest_`.
 
     With `into`, the unit's group values, digests and rows (shifted by
@@ -421,10 +420,7 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
     the part returned holds the unit's report; with `keep_own` too, it also
     holds the unit's own group values, digests and rows (rows local to the
     unit: what the cache keeps of an object, _pieces), its inputs digested
-    with `own_digest` when that is another digest than `digest_`.
-    With `shown`, each input's digest is mapped there to the input as a
-    message shows it (its first row's), for findings whose other row is
-    not read in this run (_pieces)."""
+    with `own_digest` when that is another digest than `digest_`."""
     part = SmallPart()
     if spec.prefetched is not None:
         part.report = spec.prefetched[0]
@@ -464,14 +460,8 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
         if "" in texts:
             _note_empty(no_input, rows, texts)
             rows = [row for row, text in zip(rows, texts) if text]
-            if shown is not None:
-                input_values = list(compress(input_values, texts))
             texts = [text for text in texts if text]
         batch = array("q", map(digest_, texts))
-        if shown is not None:
-            for code, value in zip(batch, input_values):
-                if code not in shown:
-                    shown[code] = show_input(value)
         codes.extend(batch)
         code_rows.extend(map(offset.__add__, rows) if into is not None and offset else rows)
         if own_codes is not None:

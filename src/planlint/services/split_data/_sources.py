@@ -203,6 +203,7 @@ class RemoteObject:
         self.uri = uri  # shown: show_uri'd
         self.size, self.identity = size, identity
         self.counter = counter
+        self.bytes_read = 0  # what reading this object took (counter counts the whole split's, from any thread)
         self.open_options = open_options
 
     def open_binary(self, *, random_access: bool = False):
@@ -218,7 +219,7 @@ class RemoteObject:
             check_deadline()
             _check_past(self.deadline)
             raise _problem(self.uri, "could not be opened", error) from None
-        return _Counted(handle, self.counter, self.uri, self.deadline)
+        return _Counted(handle, self.counter, self.uri, self.deadline, self)
 
     def __str__(self) -> str:
         return self.uri
@@ -228,11 +229,15 @@ class RemoteObject:
 
 
 class ByteCounter:
+    """The bytes a split's reading took, against data.max_bytes (added to by the read-ahead thread too)."""
+
     def __init__(self, limit: Optional[int], split: str) -> None:
         self.limit, self.split, self.used = limit, split, 0
+        self._lock = threading.Lock()
 
     def add(self, count: int) -> None:
-        self.used += count
+        with self._lock:
+            self.used += count
         if self.limit is not None and self.used > self.limit:
             raise OverBytes(f"the {self.split} split read more than {limit_text(self.limit)} (limit data.max_bytes)")
 
@@ -299,9 +304,9 @@ def _check_past(deadline: Optional[float]) -> None:
 class _Counted(io.RawIOBase):
     """A remote file that counts what is read (data.max_bytes) and checks the time budget at each read."""
 
-    def __init__(self, handle, counter: ByteCounter, uri: str, deadline: Optional[float] = None) -> None:
+    def __init__(self, handle, counter: ByteCounter, uri: str, deadline: Optional[float] = None, tally: Optional[RemoteObject] = None) -> None:
         super().__init__()
-        self._handle, self._counter, self._uri, self._deadline = handle, counter, uri, deadline
+        self._handle, self._counter, self._uri, self._deadline, self._tally = handle, counter, uri, deadline, tally
         self.size = getattr(handle, "size", None)
 
     def readable(self) -> bool:
@@ -326,6 +331,8 @@ class _Counted(io.RawIOBase):
             check_deadline()
             _check_past(self._deadline)
             raise _problem(self._uri, "could not be read", error) from None
+        if self._tally is not None:
+            self._tally.bytes_read += len(data)
         self._counter.add(len(data))
         return data
 
