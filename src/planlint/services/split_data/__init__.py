@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from planlint.services.split_data import _base, _pieces, _scan, _sources
+from planlint.services.split_data import _base, _pieces, _scan, _sources, _workers
 from planlint.services.split_data._base import (
     Fields,
     FileReport,
@@ -197,7 +197,18 @@ def _open_sources(train_path, eval_path, max_bytes, time_budget, clock):
     return opened, problems
 
 
-def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, time_budget, max_bytes, project_root, clock):
+def _check_within_budget(train_path, eval_path, *args):
+    # Worker processes for the larger split's remote objects are forked now, while this process
+    # runs no other thread (listing the objects starts the clients' IO thread): see _workers.
+    pool = _workers.Pool.start((train_path, eval_path))
+    try:
+        return _check_sources(train_path, eval_path, *args, pool=pool)
+    finally:
+        if pool is not None:
+            pool.kill()  # idle ones would leave at the closed pipe; one still reading is stopped
+
+
+def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, time_budget, max_bytes, project_root, clock, pool=None):
     opened, problems = _open_sources(train_path, eval_path, max_bytes, time_budget, clock)
     if problems:
         return [], [DataNote(problem.split, problem.reason + "; data-aware checks skipped", over_budget=True) for problem in problems]
@@ -251,7 +262,7 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
                 return cached
 
     try:
-        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces)
+        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces, pool)
     except _Limited as limited:
         message = f"{limited.path}: {limited.reason}: the data checks stopped there"
         return [], [DataNote(limited.split, message + "; data-aware checks skipped", over_budget=True)]
@@ -364,7 +375,7 @@ class _PieceCaches:
             made.write()
 
 
-def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces: "_PieceCaches | None" = None):
+def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces: "_PieceCaches | None" = None, pool: "_workers.Pool | None" = None):
     train = _Side("train", train_path, *formats["train"])
     held_out = _Side("eval", eval_path, *formats["eval"])
     try:
@@ -373,6 +384,8 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
         raise _ReadError("train", train_path, _os_error(error)) from None
     small, big = (held_out, train) if eval_size <= train_size else (train, held_out)
     fields = Fields(group_key, time_key, inputs)
+    if pool is not None:
+        pool.prepare(big.path, min(train_size, eval_size))  # the workers get ready to read it while this process reads the smaller split
 
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived dicts; nothing here makes cycles
@@ -388,12 +401,14 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
             index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, keyed=big_parts is not None)
         else:
             index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
-            index.digest_key = keyed.digest_key if keyed is not None else None
+            index.digest_key = keyed.digest_key if keyed is not None else None  # what a worker process rebuilds the digest from (_workers)
         side = big
         big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut)
-        if big_parts is not None:
-            result = _pieces.read_big_objects(big_spec, index, big.path, big_parts)
-            _pieces.fill_texts(result, index, small_spec, small_parts, big.path, big_parts)
+        if big_parts is not None or (pool is not None and pool.usable(big.path)):
+            # several objects: one index part each, cached parts not read again, remote ones by worker processes
+            result = _pieces.read_big_objects(big_spec, index, big.path, big_parts, pool)
+            if big_parts is not None:
+                _pieces.fill_texts(result, index, small_spec, small_parts, big.path, big_parts)
         else:
             result = _scan.read_big(big_spec, index)
         big.report = result.report

@@ -46,6 +46,7 @@ from array import array
 from bisect import bisect_right
 from contextlib import contextmanager
 from itertools import accumulate, compress
+from functools import partial
 from pathlib import Path
 from typing import Any, Optional
 
@@ -301,8 +302,11 @@ def _merge_groups(groups: dict[str, int], more: dict[str, int], offset: int) -> 
         groups[value] = packed + (more[value] >> shift << shift)  # its rows added; the first row stays the earlier object's
 
 
-def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: Source, cache: IndexPartCache) -> "_scan.BigResult":
-    """Pass 2 over a split of several objects, one index part per object, cached parts not read again.
+def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: Source, cache: Optional[IndexPartCache],
+                     pool=None) -> "_scan.BigResult":
+    """Pass 2 over a split of several objects, one index part per object, cached parts not read again
+    (`cache` None: nothing cached); the others are read by the worker processes of `pool` (a
+    _workers.Pool) and this one when the pool can, else here.
 
     An object whose part is cached is compared with the index from its part
     (`match`); one that is read is compared as it is read, and its part is
@@ -314,11 +318,16 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
     total = _scan.BigResult()
     source.starts = []
     absent: dict[str, int] = {}
-    keys = cache.keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
-    cached = cache.cached(keys)
+    keys = [cache.key(item, position) for position, item in enumerate(source.objects)] if cache is not None else [None] * len(source.objects)
+    if cache is not None:
+        cache.keys = keys
+    cached = cache.cached(keys) if cache is not None else set()
     specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
              for position, item in enumerate(source.objects)}
-    with _read_ahead({position: item for position, item in specs.items() if position not in cached}):
+    workers = pool.reader(spec, index, source, {position: keys[position] is not None for position in specs if position not in cached},
+                          partial(_read_one, specs, index, keys), partial(_keep, cache, keys),
+                          cache.version if cache is not None else None) if pool is not None else None
+    with _read_ahead({position: item for position, item in specs.items() if position not in cached} if workers is None else {}):
         for position, item in enumerate(source.objects):
             offset = total.report.lines
             source.starts.append(offset)
@@ -333,12 +342,15 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
                 del part, found
                 _scan.last_stats["cached_pieces"] += 1
             else:  # (or a part that could not be read after all: the object is read in place)
-                cache.read_now.add(position)
-                piece = _scan.scan_unit(specs[position], index, FILE, keep_own=key is not None)
-                if piece.own is not None:
-                    cache.keep(key, piece.own, (item.bytes_read if isinstance(item, RemoteObject) else 0))
-                    piece.own = None
-                    cache.texts.keep_texts(key, {code: entry[2] for code, entry in piece.dups.items()})
+                if cache is not None:
+                    cache.read_now.add(position)
+                piece = workers.take(position) if workers is not None else None  # None: read here
+                if piece is None:  # (else its part was kept when it came)
+                    if workers is not None:
+                        piece = _read_one(specs, index, keys, position)
+                    else:
+                        piece = _scan.scan_unit(specs[position], index, FILE, keep_own=key is not None)
+                    _keep(cache, keys, position, piece, item.bytes_read if isinstance(item, RemoteObject) else 0)
             specs[position] = None
             total.merge(piece, offset)
             for name in piece.report.absent_columns:
@@ -451,6 +463,31 @@ def _position(source: Source, row: int) -> int:
     """The position of the object that holds `row` of the whole split."""
     starts = source.starts
     return max(0, bisect_right(starts, row - 1) - 1) if starts else 0
+
+
+def _keep(cache: Optional[IndexPartCache], keys: list, position: int, piece: "_scan.BigResult", used: int,
+          body: Optional[bytes] = None) -> None:
+    """Keep the index part of the object at `position`: `piece.own`, or `body`, the part as bytes
+    (part_body) made by a worker process; and the texts of its findings. `piece.own` is dropped."""
+    own, piece.own = piece.own, None
+    key = keys[position]
+    if cache is None or key is None or (own is None and body is None):
+        return
+    if body is not None:
+        cache.add_body(key, body)
+        cache.write()
+    else:
+        cache.keep(key, own, used)
+    cache.texts.keep_texts(key, {code: entry[2] for code, entry in piece.dups.items()})
+
+
+def _read_one(specs: dict, index: "_scan.SmallIndex", keys: list, position: int) -> "_scan.BigResult":
+    """Read the object at `position` of `specs` here, its batches read ahead in a thread (the
+    objects are not read in order when worker processes read some of them); its own index part
+    is kept as `own` when it has a cache key."""
+    one, specs[position] = specs[position], None
+    with _read_ahead({position: one}):
+        return _scan.scan_unit(one, index, FILE, keep_own=keys[position] is not None)
 
 
 # --------------------------------------------------------------------------

@@ -196,8 +196,11 @@ class RemoteObject:
     """One object of a remote split; the readers open it with `open_binary()`."""
 
     def __init__(self, fs: Any, fs_path: str, name: str, uri: str, size: Optional[int], identity: Optional[str],
-                 counter: "ByteCounter", open_options: dict, deadline: Optional[float] = None) -> None:
+                 counter: "ByteCounter", open_options: dict, deadline: Optional[float] = None,
+                 origin: Optional[tuple[str, str]] = None) -> None:
         self.fs, self.fs_path = fs, fs_path
+        # (scheme, the split path as given): what a worker process builds its own client from (_workers)
+        self.origin = origin
         self.deadline = deadline  # time.monotonic() past which a call to a client without timeouts is given up
         self.name = name  # shown in messages: the part after the glob's fixed prefix
         self.uri = uri  # shown: show_uri'd
@@ -219,7 +222,15 @@ class RemoteObject:
             check_deadline()
             _check_past(self.deadline)
             raise _problem(self.uri, "could not be opened", error) from None
+        try:
+            self._opened(handle)
+        except BaseException:
+            handle.close()
+            raise
         return _Counted(handle, self.counter, self.uri, self.deadline, self)
+
+    def _opened(self, handle) -> None:
+        """Called with each file opened, before it is read (a worker's objects check their identity here)."""
 
     def __str__(self) -> str:
         return self.uri
@@ -624,7 +635,8 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
             options["version_id"] = object_version
         if kind in ("http", "https") and _size(info) is not None and info.get("partial", True):
             options["size"] = _size(info)  # known from the listing: fsspec would ask the server again at open
-        objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options, deadline))
+        objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options, deadline,
+                                    origin=(kind, value)))
         names.append(safe_name(name))
     return Source(shown, objects, names, sharded=glob)
 
@@ -656,6 +668,24 @@ def _identity(kind: str, info: dict, version: Optional[str]) -> Optional[str]:
         if value:
             return f"etag:{value}:{_size(info)}"
     return None
+
+
+def identities(kind: str, info: dict, version: Optional[str]) -> set:
+    """Every identity `_identity` could give an object of this `info`, whatever the listing
+    it came from held: a HEAD answer holds a VersionId that a bucket listing lacks."""
+    found = set() if version is None else {f"version:{version}"}
+    for key in ("VersionId", "generation", "blob_id"):
+        value = info.get(key)
+        if value and value != "null":
+            found.add(f"{key}:{value}")
+    lfs = info.get("lfs")
+    if isinstance(lfs, dict) and lfs.get("sha256"):
+        found.add(f"sha256:{lfs['sha256']}")
+    for key in ("ETag", "etag", "md5Hash"):
+        value = info.get(key)
+        if value:
+            found.add(f"etag:{value}:{_size(info)}")
+    return found
 
 
 def _uri(kind: str, value: str, path: str, version: Optional[str]) -> str:
