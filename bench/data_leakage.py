@@ -634,14 +634,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.remote:
         where += f", served by moto (S3 API) on 127.0.0.1: {files['train']}, {files['eval']}"
     print(f"files: train {sizes['train'] / 1e6:.1f} MB, eval {sizes['eval'] / 1e6:.1f} MB ({args.format}, {where}); cpus: {os.cpu_count()}")
-    workers = f"{planlint['workers']} worker process{'es' if planlint['workers'] != 1 else ''}" if planlint["mode"] == "parallel" else "1 process"
+    if planlint["mode"] == "parallel":
+        workers = f"{planlint['workers']} worker process{'es' if planlint['workers'] != 1 else ''}"
+    elif planlint["mode"] == "object-workers":  # the larger split's objects: worker processes and the main one
+        workers = f"{planlint['workers']} processes reading objects ({planlint['workers'] - 1} forked worker{'s' if planlint['workers'] != 2 else ''} and the main one)"
+    else:
+        workers = "1 process"
     print(f"{'':28}{'planlint':>12}{'duckdb':>12}")
     print(f"{'time (s), median of ' + str(args.repeat):28}{planlint['seconds']:>12.2f}{duck['seconds']:>12.2f}")
     print(f"{'  all runs (s)':28}{' '.join(f'{x:.2f}' for x in planlint['all_seconds']):>12}  {' '.join(f'{x:.2f}' for x in duck['all_seconds'])}")
     print(f"{'cpu time (s)':28}{planlint['cpu_seconds']:>12.2f}{duck['cpu_seconds']:>12.2f}")
     print(f"{'time, cached rerun (s)':28}{planlint['warm_seconds']:>12.3f}{'-':>12}")
     print(f"{'peak memory, VmHWM sum (MB)':28}{planlint['peak_mb']:>12.0f}{duck['peak_mb']:>12.0f}")
-    if planlint["mode"] == "parallel":
+    if planlint["mode"] in ("parallel", "object-workers"):
         print(f"{'  planlint main + workers':28}{planlint['main_peak_mb']:>8.0f} + {' + '.join(f'{mb:.0f}' for mb in planlint['worker_peak_mb'])}"
               "  (each process's VmHWM; shared pages counted in each: an upper bound)")
     if planlint.get("pss_peak_mb") and duck.get("pss_peak_mb"):
