@@ -1017,3 +1017,25 @@ def test_each_part_records_the_bytes_of_its_own_object_while_the_next_is_read_ah
         if part.report.rows >= 300:
             recorded.append(used)
     assert sorted(recorded) == sorted(sizes.values())
+
+
+def test_a_record_too_large_in_a_later_shard_is_located_in_that_shard(tmp_path, monkeypatch):
+    """A Parquet row over the record limit stops the checks with a note naming its shard and row: the
+    reader numbers rows within the object, and the note named the first shard (the row taken as a
+    row of the whole split)."""
+    from planlint.services.split_data import GlobMatches, _base, local_glob
+
+    monkeypatch.setattr(_base, "MAX_RECORD_BYTES", 4096)
+    data = tmp_path / "data"
+    data.mkdir()
+    for shard in range(4):
+        rows = [{"customer_id": f"t{shard}-{n}", "prompt": f"train {shard} {n}"} for n in range(10)]
+        if shard == 3:
+            rows[4]["prompt"] = "x" * 10_000
+        (data / f"train-{shard:05d}.parquet").write_bytes(parquet_bytes(rows))
+    (data / "eval.parquet").write_bytes(parquet_bytes([{"customer_id": "e", "prompt": "eval"}]))
+    for cache in (None, tmp_path / "cache"):
+        issues, notes = check_split_data(GlobMatches("data/train-*.parquet", local_glob(tmp_path, "data/train-*.parquet")), data / "eval.parquet",
+                                         group_key="customer_id", time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+        assert issues == [] and len(notes) == 1
+        assert "(train-00003.parquet): row 5 is longer than 4096 bytes" in notes[0].message, notes[0].message

@@ -54,7 +54,7 @@ from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import read_sealed_bytes, seal_chunks, verified_bytes
 from planlint.services.split_data import _scan
 from planlint.services.split_data._prefetch import Prefetch
-from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample
+from planlint.services.split_data._base import FILE, KINDS, FileReport, OverLimit, Sample
 from planlint.services.split_data import _base
 from planlint.services.split_data._formats import iter_batches
 from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source, _file_sha256
@@ -257,7 +257,8 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
             else:  # (or a part that could not be read after all: the object is read in place)
                 cache.read_now.add(position)
                 wanted = keys[position] is not None
-                part = _scan.index_unit(specs[position], FILE, digest, wanted, into=whole, offset=offset, own_digest=cache.digest)
+                with _rows_from(offset):
+                    part = _scan.index_unit(specs[position], FILE, digest, wanted, into=whole, offset=offset, own_digest=cache.digest)
                 if wanted:
                     cache.keep(keys[position], part, (item.bytes_read if isinstance(item, RemoteObject) else 0))
             specs[position] = None
@@ -273,6 +274,18 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
     index.digest_key = cache.digest_key if digest is cache.digest else None
     index.set_inputs(whole.codes, whole.rows)
     return index, report
+
+
+@contextmanager
+def _rows_from(offset: int):
+    """A limit met in an object (a record too large) names its row of the whole split, as reading
+    the split as one would: the readers number rows within the object."""
+    try:
+        yield
+    except OverLimit as limit:
+        if limit.row is not None:
+            limit.row += offset
+        raise
 
 
 @contextmanager
@@ -344,13 +357,14 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
             else:  # (or a part that could not be read after all: the object is read in place)
                 if cache is not None:
                     cache.read_now.add(position)
-                piece = workers.take(position) if workers is not None else None  # None: read here
-                if piece is None:  # (else its part was kept when it came)
-                    if workers is not None:
-                        piece = _read_one(specs, index, keys, position)
-                    else:
-                        piece = _scan.scan_unit(specs[position], index, FILE, keep_own=key is not None)
-                    _keep(cache, keys, position, piece, item.bytes_read if isinstance(item, RemoteObject) else 0)
+                with _rows_from(offset):
+                    piece = workers.take(position) if workers is not None else None  # None: read here
+                    if piece is None:  # (else its part was kept when it came)
+                        if workers is not None:
+                            piece = _read_one(specs, index, keys, position)
+                        else:
+                            piece = _scan.scan_unit(specs[position], index, FILE, keep_own=key is not None)
+                        _keep(cache, keys, position, piece, item.bytes_read if isinstance(item, RemoteObject) else 0)
             specs[position] = None
             total.merge(piece, offset)
             for name in piece.report.absent_columns:

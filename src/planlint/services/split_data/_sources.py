@@ -420,10 +420,15 @@ class Source:
             part = FileReport()
             offset = report.lines
             self.starts.append(offset)
-            for rows, groups, times, inputs in iter_batches(item, self.fmt, self.gz, fields, part):
-                if offset:
-                    rows = [row + offset for row in rows]
-                yield rows, groups, times, inputs
+            try:
+                for rows, groups, times, inputs in iter_batches(item, self.fmt, self.gz, fields, part):
+                    if offset:
+                        rows = [row + offset for row in rows]
+                    yield rows, groups, times, inputs
+            except OverLimit as limit:  # a record too large: its row of the whole split (readers number rows within the object)
+                if limit.row is not None:
+                    limit.row += offset
+                raise
             report.merge(part, offset)
             for name in part.absent_columns:
                 absent[name] = absent.get(name, 0) + 1

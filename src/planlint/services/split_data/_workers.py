@@ -46,7 +46,12 @@ read here.
   total would pass `data.max_bytes`, and this process counts each object's
   bytes as it merges it, in object order. Objects read at the same time (one
   per process) do not see each other's bytes, so the split may fetch up to
-  that many objects' reads past the cap before the check stops.
+  that many objects' reads past the cap before the check stops; an object cut
+  short only by objects after it is read again here in its turn (`take`), so
+  the note is the one reading in order gives. The time budget met by this
+  process's own object from the back is that object's error, raised in its
+  turn too. A worker is ended by the kernel when the planlint process dies
+  (`_end_with_parent`).
 """
 
 from __future__ import annotations
@@ -275,7 +280,7 @@ class Reader:
         # position -> (status "ok", "error" or "fallback": to be read here, piece or error, bytes read
         # and not counted yet), from a worker or read here from the back
         self.done: dict[int, tuple[str, Any, int]] = {}
-        self.uncounted = 0  # bytes of objects finished and not yet counted (what a task starts from)
+        self.finished: dict[int, int] = {}  # bytes of the objects finished and not yet counted, by position
         self.here: set = set()  # positions read in this process
         self.peaks: dict[int, int] = {}
         self.by_workers = 0
@@ -299,7 +304,7 @@ class Reader:
                 return
             position = self.todo.popleft()
             self.busy[conn] = position
-            used = self.counter.used + self.uncounted
+            used = self._before(position)
         item: RemoteObject = self.source.objects[position]
         task = ("task", position, {
             "origin": item.origin, "fs_path": item.fs_path, "name": item.name, "uri": item.uri, "size": item.size,
@@ -337,7 +342,7 @@ class Reader:
                         return
                     with self.lock:
                         self.arrived.append(reply)
-                        self.uncounted += reply[3]
+                        self.finished[reply[1]] = reply[3]
                         self.lock.notify_all()
                     self._hand_out(conn)
         except Exception:  # a connection closed under it: the planlint process is ending the workers
@@ -384,21 +389,25 @@ class Reader:
         real = item.counter
         counter = item.counter = ByteCounter(real.limit, real.split)
         with self.lock:
-            counter.used = start = real.used + self.uncounted
+            counter.used = start = self._before(position)
         try:
             counter.add(0)  # OverBytes: the split has read all it may already, this object is not opened
             piece = self.read_here(position)
             self.keep(position, piece, counter.used - start)
             self.done[position] = ("ok", piece, counter.used - start)
-        except _base.OverBudget:
-            raise
-        except Exception as error:
+        except Exception as error:  # the time budget too: raised in this object's turn, after the errors of those before it
             self.done[position] = ("error", error, counter.used - start)
         finally:
             item.counter = real
         with self.lock:
-            self.uncounted += self.done[position][2]
+            self.finished[position] = self.done[position][2]
         self.here.add(position)
+
+    def _before(self, position: int) -> int:
+        """What the split has read when an object is started: the objects counted and every one
+        finished, those after it included (they bound what is fetched past data.max_bytes; an object
+        cut short by them alone is read again in its turn, see take; call under the lock)."""
+        return self.counter.used + sum(self.finished.values())
 
     def _give_up(self) -> None:
         _scan.last_stats["fallback"] = self.broken
@@ -437,9 +446,16 @@ class Reader:
             self._read_last(claim)
         status, payload, used = self.done.pop(position)
         with self.lock:
-            self.uncounted -= used
+            self.finished.pop(position, None)
         if status == "fallback":
             _scan.last_stats["fallback"] = payload
+            return None
+        limit = self.counter.limit
+        if status == "error" and isinstance(payload, _sources.OverBytes) and limit is not None and self.counter.used + used <= limit:
+            # cut short by the cap only because objects after it were read meanwhile: reading in
+            # order would have gone on, so it is read here, in its turn, against what came before it
+            self.here.add(position)
+            _scan.last_stats["objects_here"] = len(self.here)
             return None
         if position in self.here:
             _scan.last_stats["objects_here"] = len(self.here)
@@ -563,10 +579,35 @@ def _system_allocator() -> None:
             pass
 
 
+def _end_with_parent() -> None:
+    """Have the kernel kill this worker when the planlint process dies (SIGTERM, SIGKILL: no chance
+    to end its workers), so that no orphan goes on downloading with the run's credentials and holding
+    the planlint process's output open. Linux's PR_SET_PDEATHSIG; elsewhere a thread that watches
+    the parent."""
+    import signal
+
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            raise OSError
+    except (OSError, AttributeError, TypeError):
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.2)
+            os._exit(0)
+
+        threading.Thread(target=watch, name="planlint-worker-watch", daemon=True).start()
+    if os.getppid() != parent:  # it died before the kernel was told
+        os._exit(0)
+
+
 def _serve(conn, parent_ends: list) -> None:  # runs in a forked child
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the planlint process's to handle
+    _end_with_parent()
     for end in parent_ends:
         end.close()
     _system_allocator()
