@@ -274,7 +274,6 @@ class BigResult:
         self.report = FileReport()
         self.leaked: dict[str, list[int]] = {}  # group text -> [first row, rows]
         self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, shown value or None (not read in this run)]
-        self.dup_texts: dict[int, str] = {}  # input digest -> its normalized text
         self.own: SmallPart | None = None  # the unit's own part, when scan_unit was asked to keep it (for the cache)
 
     def merge(self, part: "BigResult", offset: int) -> None:
@@ -285,7 +284,6 @@ class BigResult:
                 self.leaked[key] = [first + offset, count]
             else:
                 entry[1] += count
-        self.dup_texts.update(part.dup_texts)
         for code, (first, count, shown) in part.dups.items():
             entry = self.dups.get(code)
             if entry is None:
@@ -498,7 +496,7 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: b
     own = result.own = SmallPart() if keep_own else None
     if spec.prefetched is not None:
         result.report = spec.prefetched[0]
-    report, leaked, dups, dup_texts = result.report, result.leaked, result.dups, result.dup_texts
+    report, leaked, dups = result.report, result.leaked, result.dups
     own_keys: list | None = None
     own_key_rows: list | None = None
     if own is not None:
@@ -567,7 +565,6 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: b
             entry = dups.get(code)
             if entry is None:
                 dups[code] = [rows[position], 1, show_input(input_values[position])]
-                dup_texts[code] = texts[position]
             else:
                 entry[1] += 1
     return result
