@@ -210,19 +210,17 @@ def read_sealed_bytes(path, key: bytes | None, cache: str, identity: str, limit:
     only when it verifies: a file the size of the limit committed where an
     entry will be looked for (names are predictable) costs a pass over it,
     not its size in memory."""
-    if key is None or not verified_bytes(path, key, cache, identity, limit, STREAM_VERIFY_FROM):
+    if key is None or not _verified_streaming(path, key, cache, identity, limit):
         return None
     data = read_entry(path, limit)
     return None if data is None else unseal_bytes(key, cache, identity, data)
 
 
-def verified_bytes(path, key: bytes | None, cache: str, identity: str, limit: int = -1, from_size: int = 0) -> bool:
-    """Whether the file `path` is an entry sealed as bytes by this machine for (`cache`, `identity`)
-    of at most `limit` bytes, read through its MAC in chunks and not kept (a regular file only, no
-    link followed: read_entry). A file smaller than `from_size` is taken as verified here (it is
-    checked when read)."""
-    if key is None:
-        return False
+def _verified_streaming(path, key: bytes, cache: str, identity: str, limit: int) -> bool:
+    """Whether the file `path` may be an entry sealed as bytes by this machine for (`cache`,
+    `identity`) of at most `limit` bytes: a regular file (no link followed: read_entry) whose MAC,
+    when it is over STREAM_VERIFY_FROM bytes, is checked by reading it in chunks, not kept (a smaller
+    one is checked when read)."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError:
@@ -231,7 +229,7 @@ def verified_bytes(path, key: bytes | None, cache: str, identity: str, limit: in
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or (limit >= 0 and info.st_size > limit):
             return False
-        if info.st_size < from_size:
+        if info.st_size <= STREAM_VERIFY_FROM:
             return True
         mac = _read_line(fd, 128)
         if mac is None:

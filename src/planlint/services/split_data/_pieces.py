@@ -36,11 +36,13 @@ check ends.
 
 from __future__ import annotations
 
-import hashlib
 import copy
+import hashlib
 import hmac
 import json
+import os
 import re
+import stat
 import sys
 from array import array
 from bisect import bisect_right
@@ -51,7 +53,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import read_sealed_bytes, seal_chunks, verified_bytes
+from planlint.core.cache_seal import read_sealed_bytes, seal_chunks
 from planlint.services.split_data import _scan
 from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, OverLimit, Sample
@@ -180,10 +182,18 @@ class IndexPartCache(_ObjectCache):
             return None
 
     def cached(self, keys: list[Optional[str]]) -> set[int]:
-        """The positions whose part this machine sealed (checked through its MAC, not kept: each part
-        is read when its turn comes, so no more than one is held at a time)."""
-        return {position for position, key in enumerate(keys)
-                if key is not None and verified_bytes(self.directory / f"{key}.json", self.seal_key, self.name, key, self.max_bytes)}
+        """The positions that have a part to read (a regular file within the size limit): each part is
+        read, and its seal checked, when its turn comes, so no more than one is held at a time; one that
+        does not verify then is as if absent (its object is read in place)."""
+        present = set()
+        for position, key in enumerate(keys):
+            try:
+                info = os.lstat(self.directory / f"{key}.json") if key is not None else None
+            except OSError:
+                continue
+            if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= self.max_bytes:
+                present.add(position)
+        return present
 
     def keep(self, key: str, part: "_scan.SmallPart", used: int) -> None:
         """Seal and write the part now (nothing of it is held until the check ends)."""
