@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import io
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
@@ -75,6 +76,18 @@ class OverLimit(Exception):
 
 class OverBudget(OverLimit):
     """The data checks ran past data.time_budget (a 1 MiB gzip file can hold 1 GiB of lines)."""
+
+
+@contextmanager
+def rows_from(offset: int):
+    """A limit met while one object of a split is read (a record too large) names its row of the
+    whole split: the readers number rows within the object, which starts after `offset` rows."""
+    try:
+        yield
+    except OverLimit as limit:
+        if limit.row is not None:
+            limit.row += offset
+        raise
 
 
 class RecordTooLong(OverLimit):

@@ -56,7 +56,7 @@ from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import read_sealed_bytes, seal_chunks
 from planlint.services.split_data import _scan
 from planlint.services.split_data._prefetch import Prefetch
-from planlint.services.split_data._base import FILE, KINDS, FileReport, OverLimit, Sample
+from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample, rows_from
 from planlint.services.split_data import _base
 from planlint.services.split_data._formats import iter_batches
 from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source, _file_sha256
@@ -267,7 +267,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
             else:  # (or a part that could not be read after all: the object is read in place)
                 cache.read_now.add(position)
                 wanted = keys[position] is not None
-                with _rows_from(offset):
+                with rows_from(offset):
                     part = _scan.index_unit(specs[position], FILE, digest, wanted, into=whole, offset=offset, own_digest=cache.digest)
                 if wanted:
                     cache.keep(keys[position], part, (item.bytes_read if isinstance(item, RemoteObject) else 0))
@@ -284,18 +284,6 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
     index.digest_key = cache.digest_key if digest is cache.digest else None
     index.set_inputs(whole.codes, whole.rows)
     return index, report
-
-
-@contextmanager
-def _rows_from(offset: int):
-    """A limit met in an object (a record too large) names its row of the whole split, as reading
-    the split as one would: the readers number rows within the object."""
-    try:
-        yield
-    except OverLimit as limit:
-        if limit.row is not None:
-            limit.row += offset
-        raise
 
 
 @contextmanager
@@ -367,7 +355,7 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
             else:  # (or a part that could not be read after all: the object is read in place)
                 if cache is not None:
                     cache.read_now.add(position)
-                with _rows_from(offset):
+                with rows_from(offset):
                     piece = workers.take(position) if workers is not None else None  # None: read here
                     if piece is None:  # (else its part was kept when it came)
                         if workers is not None:
@@ -390,25 +378,11 @@ def match(part: "_scan.SmallPart", index: "_scan.SmallIndex") -> "_scan.BigResul
     object; no input has a text to show: None)."""
     piece = _scan.BigResult()
     piece.report = part.report
-    groups, keys, leaked = index.packed_groups, part.group_keys, piece.leaked
+    groups, keys = index.packed_groups, part.group_keys
     if keys and groups:
-        key_rows = part.group_rows
-        for position in compress(range(len(keys)), map(groups.__contains__, keys)):
-            key = keys[position]
-            entry = leaked.get(key)
-            if entry is None:
-                leaked[key] = [key_rows[position], 1]
-            else:
-                entry[1] += 1
+        _scan.count_hits(piece.leaked, compress(range(len(keys)), map(groups.__contains__, keys)), keys, part.group_rows)
     if index.hashes and part.codes:
-        codes, rows, dups = part.codes, part.rows, piece.dups
-        for position in index.input_hits(codes):
-            code = codes[position]
-            entry = dups.get(code)
-            if entry is None:
-                dups[code] = [rows[position], 1, None]
-            else:
-                entry[1] += 1
+        _scan.count_hits(piece.dups, index.input_hits(part.codes), part.codes, part.rows, None)
     return piece
 
 

@@ -294,6 +294,18 @@ class BigResult:
                     entry[2] = shown
 
 
+def count_hits(found: dict, positions: Iterable[int], keys, rows, *more) -> None:
+    """Count the values at `positions` of `keys` in `found` (value -> [first row, count, *more]),
+    the first row of a value new to `found` taken from `rows`."""
+    for position in positions:
+        key = keys[position]
+        entry = found.get(key)
+        if entry is None:
+            found[key] = [rows[position], 1, *more]
+        else:
+            entry[1] += 1
+
+
 # --------------------------------------------------------------------------
 # per-batch loops
 #
@@ -520,13 +532,7 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: b
                     own_keys.extend(group_values)
                     own_key_rows.extend(rows)
                 if check_groups:
-                    for position in compress(range(len(group_values)), map(groups.__contains__, group_values)):
-                        key = group_values[position]
-                        entry = leaked.get(key)
-                        if entry is None:
-                            leaked[key] = [rows[position], 1]
-                        else:
-                            entry[1] += 1
+                    count_hits(leaked, compress(range(len(group_values)), map(groups.__contains__, group_values)), group_values, rows)
             else:
                 for row, value in zip(rows, group_values):
                     if value is None or value == "":

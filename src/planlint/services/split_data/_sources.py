@@ -41,7 +41,7 @@ from planlint.core.urls import mask_uris, scheme, show_uri
 from planlint.services.split_data._addresses import PLAIN_HTTP_VARIABLE, AddressRefused
 from planlint.services.split_data._addresses import non_public_host as _non_public_host
 from planlint.services.split_data._addresses import plain_http_allowed as _plain_http_allowed
-from planlint.services.split_data._base import (FileReport, OverBudget, OverLimit, UnsupportedFormat, check_deadline, content_sha256,
+from planlint.services.split_data._base import (FileReport, OverBudget, OverLimit, UnsupportedFormat, check_deadline, content_sha256, rows_from,
                                                 detect_format)
 from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
 
@@ -420,15 +420,11 @@ class Source:
             part = FileReport()
             offset = report.lines
             self.starts.append(offset)
-            try:
+            with rows_from(offset):
                 for rows, groups, times, inputs in iter_batches(item, self.fmt, self.gz, fields, part):
                     if offset:
                         rows = [row + offset for row in rows]
                     yield rows, groups, times, inputs
-            except OverLimit as limit:  # a record too large: its row of the whole split (readers number rows within the object)
-                if limit.row is not None:
-                    limit.row += offset
-                raise
             report.merge(part, offset)
             for name in part.absent_columns:
                 absent[name] = absent.get(name, 0) + 1
