@@ -30,3 +30,19 @@ def parquet_bytes(rows: list[dict]) -> bytes:
 
 def jsonl_gz(rows: list[dict]) -> bytes:
     return gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode())
+
+
+def put_leaky_shards(store, bucket: str, train_rows: int, eval_rows: int) -> None:
+    """Into `store` (anything with put(bucket, key, bytes): S3, GCS): train as 3 Parquet shards of
+    `train_rows` rows, eval as 2 gzip JSON Lines shards of `eval_rows` rows; customer 'cust-leak' is
+    planted in train shard 00001 row 7 and eval shard 1 row 4 (1-based)."""
+    for shard in range(3):
+        rows = [{"customer_id": f"train-{shard}-{n}", "prompt": f"train prompt {shard} {n}"} for n in range(train_rows)]
+        if shard == 1:
+            rows[6]["customer_id"] = "cust-leak"
+        store.put(bucket, f"train/part-{shard:05d}.parquet", parquet_bytes(rows))
+    for shard in range(2):
+        rows = [{"customer_id": f"eval-{shard}-{n}", "prompt": f"eval prompt {shard} {n}"} for n in range(eval_rows)]
+        if shard == 1:
+            rows[3]["customer_id"] = "cust-leak"
+        store.put(bucket, f"eval/part-{shard}.jsonl.gz", jsonl_gz(rows))

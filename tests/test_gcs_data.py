@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gcs_server import GcsServer
-from split_files import jsonl_gz, parquet_bytes, plan_text
+from split_files import jsonl_gz, plan_text, put_leaky_shards
 
 pytest.importorskip("gcsfs")
 pytest.importorskip("pyarrow")
@@ -47,16 +47,7 @@ def served(gcs):
 def shards(gcs: GcsServer, bucket: str) -> None:
     """train: 3 Parquet shards of 200 rows; eval: 2 gzip JSON Lines shards of 100 rows.
     'cust-leak' is planted in train shard 00001 row 7 and eval shard 1 row 4 (1-based)."""
-    for shard in range(3):
-        rows = [{"customer_id": f"train-{shard}-{n}", "prompt": f"train prompt {shard} {n}"} for n in range(200)]
-        if shard == 1:
-            rows[6]["customer_id"] = "cust-leak"
-        gcs.put(bucket, f"train/part-{shard:05d}.parquet", parquet_bytes(rows))
-    for shard in range(2):
-        rows = [{"customer_id": f"eval-{shard}-{n}", "prompt": f"eval prompt {shard} {n}"} for n in range(100)]
-        if shard == 1:
-            rows[3]["customer_id"] = "cust-leak"
-        gcs.put(bucket, f"eval/part-{shard}.jsonl.gz", jsonl_gz(rows))
+    put_leaky_shards(gcs, bucket, 200, 100)
 
 
 def lint(root: Path, gcs: GcsServer, train: str, eval_: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from object_store import SECRET_ACCESS_KEY, MotoS3, RangeHTTPServer, stop_client_threads
-from split_files import jsonl_gz, parquet_bytes, plan_text
+from split_files import jsonl_gz, parquet_bytes, plan_text, put_leaky_shards
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
@@ -63,16 +63,7 @@ def store(s3, monkeypatch):
 def shards(store: MotoS3, bucket: str) -> None:
     """train: 3 Parquet shards of 20 rows; eval: 2 gzip JSON Lines shards of 10 rows.
     Customer 'cust-leak' is planted in train shard 00001 row 7 and eval shard 1 row 4."""
-    for shard in range(3):
-        rows = [{"customer_id": f"train-{shard}-{n}", "prompt": f"train prompt {shard} {n}"} for n in range(20)]
-        if shard == 1:
-            rows[6]["customer_id"] = "cust-leak"
-        store.put(bucket, f"train/part-{shard:05d}.parquet", parquet_bytes(rows))
-    for shard in range(2):
-        rows = [{"customer_id": f"eval-{shard}-{n}", "prompt": f"eval prompt {shard} {n}"} for n in range(10)]
-        if shard == 1:
-            rows[3]["customer_id"] = "cust-leak"
-        store.put(bucket, f"eval/part-{shard}.jsonl.gz", jsonl_gz(rows))
+    put_leaky_shards(store, bucket, 20, 10)
 
 
 def check(train, eval_, **options):
