@@ -228,7 +228,7 @@ def _lint(argv: list[str]) -> int:
     policy = None
     if args.diff_base is not None and not args.fix:
         # A pull request is judged by the merge-base's configuration and catalog, not by the ones it brings.
-        from planlint.modes.diff import base_policy
+        from planlint.modes.diff_policy import base_policy
 
         try:
             policy = base_policy(args.config, args.diff_base, config)
