@@ -1,7 +1,7 @@
 """The placeholder test (PL008's): a value that is a template's blank, never filled in.
 
 Kept in core so that every rule family can ask it: PL008 reports placeholders
-in a plan and in the run configs it names, and the run rules (rules/run.py)
+in a plan and in the run configs it names, and the run rules (rules/run/)
 leave a placeholder alone rather than also calling it drift or a missing file
 (one problem, one finding).
 """

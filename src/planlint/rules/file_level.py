@@ -6,7 +6,7 @@ why). PL003, PL004, PL005, PL009 and PL010 are checks like any other, which
 the engine calls at the point of the run where they can be decided: PL003 on
 every plan before the plan rules (it validates against rules/schema.py),
 PL004 on a file that is not a plan, PL005 once every plan is linted (as PL507
-in rules/budget.py and PL904 in rules/run.py), PL009 and PL010 once every
+in rules/budget.py and PL904 in rules/run/unplanned.py), PL009 and PL010 once every
 finding was matched against the suppression comments.
 """
 

@@ -196,7 +196,7 @@ def secret_in_plan(ctx: PlanContext) -> Iterator[Problem]:
         if kind:
             where = "a key" if is_key else "this value"
             yield Problem(route, f"{where} looks like {kind}: remove it from the plan, revoke it, and reference the secret by name (e.g. an environment variable)", at_key=is_key)
-    # The run configs the plan names (rules/run.py): [env] values are injected verbatim and shown by the CLI.
+    # The run configs the plan names (rules/run/): [env] values are injected verbatim and shown by the CLI.
     for document, route, text in string_values(ctx):
         kind = credential_kind(text)
         if kind:

@@ -1,0 +1,164 @@
+"""The run configs a plan names, found and read once per plan, and what the run rules share.
+
+Paths in `run:` are relative to the repository root (the directory holding
+`.git` above the plan; without one, the project root) and must stay inside
+it. Each named file is read once (planlint.services.run_config) and kept in
+the plan's memo for every rule of the family, and for PL801 and PL008,
+which look at the configs' string values too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planlint.core.messages import show
+from planlint.core.paths import repository_root
+from planlint.core.unfilled import placeholder
+from planlint.rules.base import WARNING, PlanContext, Problem
+from planlint.services.run_config import read_document, walk_strings
+
+_DOCUMENTS = "_run_documents"
+CONFIG_KEYS = (("training_config", "training"), ("eval_config", "eval"))
+ACTIVE_STATUSES = ("approved", "running")
+TRAINING_DIR = ("configs", "training")
+
+
+@dataclass
+class RunFiles:
+    """The run configs a plan names, read once per plan and shared by the run rules."""
+
+    root: Path | None = None
+    documents: dict[str, Any] = field(default_factory=dict)  # "training_config" / "eval_config" -> TomlDocument
+    problems: list[Problem] = field(default_factory=list)  # PL901 at the plan's own run.* values
+
+
+def plan_repository(ctx: PlanContext) -> Path:
+    """The git top level above the plan file, else the project root (config file's directory or cwd)."""
+    plan_file = ctx.file
+    if plan_file is not None:
+        top = repository_root(os.path.dirname(os.path.abspath(plan_file)))
+        if os.path.exists(os.path.join(top, ".git")):
+            return Path(top)
+    root = getattr(ctx.config, "root", None)
+    return Path(root) if root is not None else Path.cwd()
+
+
+def inside(path: Path | str, root: Path | str) -> bool:
+    """Is `path`, links resolved, inside `root` (links resolved)?"""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    try:
+        return os.path.commonpath([real, base]) == base
+    except ValueError:  # another drive
+        return False
+
+
+def display_path(path: Path) -> str:
+    """How findings name a file: relative to the current directory, `/` separators."""
+    try:
+        shown = os.path.relpath(os.path.abspath(path), os.getcwd())
+    except ValueError:
+        shown = os.path.abspath(path)
+    return shown.replace(os.sep, "/")
+
+
+def resolve_config(value: str, root: Path) -> tuple[Path | None, str | None]:
+    """(the file, None) for a run config path, or (None, why it cannot be used)."""
+    if not value.strip():
+        return None, "is empty"
+    if os.path.isabs(value) or value.startswith(("/", "\\")) or (len(value) > 1 and value[1] == ":"):
+        return None, "is an absolute path; name the file relative to the repository root"
+    path = root / value
+    if not inside(path, root):
+        return None, "is outside the repository (or a link out of it); planlint reads run configs only from the checkout"
+    if not path.exists():
+        return None, "does not exist in the repository"
+    if not path.is_file():
+        return None, "is not a file"
+    return path, None
+
+
+def run_files(ctx: PlanContext) -> RunFiles:
+    """The plan's run configs, read and parsed once (shared by PL801, PL008, PL901-PL903, PL708)."""
+    cached = ctx.memo.get(_DOCUMENTS)
+    if cached is not None:
+        return cached
+    files = RunFiles()
+    ctx.memo[_DOCUMENTS] = files
+    run = ctx.get("run")
+    if not isinstance(run, dict) or run.get("platform") != "osmosis":
+        return files
+    files.root = plan_repository(ctx)
+    max_size = getattr(ctx.config, "max_file_size", 1024 * 1024)
+    for key, kind in CONFIG_KEYS:
+        value = run.get(key)
+        if not isinstance(value, str):
+            continue  # absent, or a schema error (PL003)
+        path, why = resolve_config(value, files.root)
+        if path is None:
+            files.problems.append(Problem(("run", key), f"run.{key} {show(value)} {why}"))
+            continue
+        document = read_document(path, display_path(path), kind, max_size)
+        files.documents[key] = document
+        if document.error is not None:
+            files.problems.append(Problem((), f"{kind} config is not valid TOML: {document.error[0]}", document=document))
+    return files
+
+
+def experiment_table(document: Any) -> dict:
+    """The config's [experiment] table, or {} (absent, not a table, or the file did not parse)."""
+    data = document.data if document.data is not None else {}
+    experiment = data.get("experiment")
+    return experiment if isinstance(experiment, dict) else {}
+
+
+def plan_status(ctx: PlanContext) -> Any:
+    """The plan's metadata.status (MISSING when absent)."""
+    return ctx.get("metadata", "status")
+
+
+# --------------------------------------------------------------------------- shared with PL801 and PL008
+
+
+def string_values(ctx: PlanContext) -> Iterator[tuple[Any, tuple, str]]:
+    """(document, route, text) for every string value of the plan's run configs (for PL801 and PL008)."""
+    for document in run_files(ctx).documents.values():
+        if document.data is not None:
+            for route, text in walk_strings(document.data):
+                yield document, route, text
+
+
+def placeholder_problems(ctx: PlanContext) -> Iterator[Problem]:
+    """PL008 in the run configs the plan names (for the PL008 rule to yield beside the plan's own):
+    an error, a warning while the plan is a draft, as in the plan."""
+    draft = ctx.get("metadata", "status") == "draft"
+    for document, route, text in string_values(ctx):
+        why = placeholder(text)
+        if why:
+            where = ".".join(str(part) for part in route)
+            advice = "fill it in before the plan leaves draft" if draft else "fill it in before the run is submitted"
+            yield Problem(route, f"{where} = {show(text)} is a placeholder ({why}): {advice}", document=document, code="PL008", severity=WARNING if draft else None)
+
+
+def is_placeholder(text: Any) -> bool:
+    """Values not filled in yet: PL008 reports them, the other run rules leave them alone."""
+    return isinstance(text, str) and placeholder(text) is not None
+
+
+def inputs(ctx: PlanContext) -> list[Path]:
+    """Every file the run rules read or test for this plan: what a cached result also depends on (planlint.engine.parallel)."""
+    run = ctx.get("run")
+    if not isinstance(run, dict) or run.get("platform") != "osmosis":
+        return []
+    files = run_files(ctx)
+    assert files.root is not None
+    looked = [files.root / run[key] for key, _ in CONFIG_KEYS if isinstance(run.get(key), str) and run[key].strip()]
+    for document in files.documents.values():
+        experiment = experiment_table(document)
+        rollout, entrypoint = experiment.get("rollout"), experiment.get("entrypoint")
+        if isinstance(rollout, str) and isinstance(entrypoint, str):
+            looked.append(files.root / "rollouts" / rollout / entrypoint)
+    return looked

@@ -1,0 +1,130 @@
+"""PL904: a training config under `configs/training/` that no plan names.
+
+Also what the engine keeps of each plan for it (`named_configs`: the
+training configs a plan names, as written and real), and how plans the run
+does not lint are asked (`named_training_configs`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from planlint.core.loader import DEFAULT_MAX_FILE_SIZE
+from planlint.core.positions import START
+from planlint.rules.base import WARNING, PlanContext, Problem, RepoContext, lookup, rule
+from planlint.rules.run.files import (
+    TRAINING_DIR,
+    display_path,
+    inside,
+    plan_repository,
+    resolve_config,
+)
+from planlint.services.run_config import TRAINING, TomlDocument, read_document
+
+
+def named_configs(ctx: PlanContext) -> tuple[str, list[str]]:
+    """(the plan's repository root, the real paths of the training configs it names), for PL904."""
+    root = plan_repository(ctx)
+    return str(root), named_training_configs(ctx.data, root)
+
+
+def named_training_configs(data: Any, root: Path) -> list[str]:
+    """The training config plan `data` names: its path as written (absolute, links not
+    resolved) and, when it is usable, its real path. PL904 counts a config as planned
+    when either matches (a broken reference is PL901's to report, not also PL904's)."""
+    run = lookup(data, ("run",))
+    if not isinstance(run, dict) or not isinstance(run.get("training_config"), str) or not run["training_config"].strip():
+        return []
+    named = [os.path.normpath(os.path.join(os.path.abspath(root), run["training_config"]))]
+    path, _ = resolve_config(run["training_config"], root)
+    if path is not None:
+        named.append(os.path.realpath(path))
+    return named
+
+
+def training_configs(root: str) -> list[Path]:
+    """Every `*.toml` under the repository's configs/training/ (links not followed into directories)."""
+    base = Path(root, *TRAINING_DIR)
+    if not base.is_dir() or not inside(base, root):
+        return []
+    found: list[Path] = []
+    for directory, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        found.extend(Path(directory, name) for name in sorted(filenames) if name.lower().endswith(".toml"))
+    return found
+
+
+@rule("PL904", "unplanned-run", WARNING, scope="repo")
+def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
+    """A training config under `configs/training/` that no plan names.
+
+    Every paid run should have a reviewed plan: its decision rule, baseline
+    and maximum spend are what make the run worth starting. A submit config
+    that no plan's `run.training_config` names is a run nobody reviewed
+    ("review ... price and maximum spend before Start"). Name it from the
+    plan it belongs to, or delete it. Plans anywhere in the repository
+    count, also those not linted in this run. Reported at the config's
+    `[experiment]` table (line 1 without one).
+
+    Example (fails):
+        run: {platform: osmosis, training_config: configs/training/retail-refund-window.toml}
+        --- configs/training/retail-refund-window.toml
+        [experiment]
+        rollout = "retail-refund"
+        entrypoint = "main.py"
+        model_path = "Qwen/Qwen3-8B"
+        dataset = "retail-refunds"
+        commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
+        --- configs/training/retail-refund-window-bigger-lr.toml
+        [experiment]
+        rollout = "retail-refund"
+        entrypoint = "main.py"
+        model_path = "Qwen/Qwen3-8B"
+        dataset = "retail-refunds"
+        commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
+        [training]
+        lr = 1e-4
+        --- rollouts/retail-refund/main.py
+    Example (passes):
+        run: {platform: osmosis, training_config: configs/training/retail-refund-window.toml}
+        --- configs/training/retail-refund-window.toml
+        [experiment]
+        rollout = "retail-refund"
+        entrypoint = "main.py"
+        model_path = "Qwen/Qwen3-8B"
+        dataset = "retail-refunds"
+        commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
+        --- rollouts/retail-refund/main.py
+    """
+    # The repositories of the linted plans; a config counts as planned when a plan
+    # names it by the path as written or by its real path. Each problem is in
+    # the config (`document`), at its [experiment] table (1:1 without one).
+    named = {path for plan in ctx.plans for path in plan.run_configs}
+    max_size = getattr(ctx.config, "max_file_size", DEFAULT_MAX_FILE_SIZE)
+
+    def planned(path: Path) -> bool:
+        return os.path.abspath(path) in named or os.path.realpath(path) in named
+
+    for root in sorted({plan.repo_root for plan in ctx.plans if plan.repo_root}):
+        candidates = [path for path in training_configs(root) if not planned(path)]
+        if candidates and ctx.named_elsewhere is not None:  # plans this run does not lint count too
+            named |= ctx.named_elsewhere(root, candidates)
+        for path in candidates:
+            if planned(path):
+                continue
+            display = display_path(path)
+            if inside(path, root) and path.is_file():
+                document = read_document(path, display, TRAINING, max_size)
+            else:  # a link out of the repository: named, never read
+                document = TomlDocument(display, TRAINING)
+            span = document.positions.values.get(("experiment",)) or START
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            yield Problem(
+                ("experiment",) if span != START else (),
+                f"no plan names this training config: a run nobody reviewed. Name it from its plan "
+                f"(run: {{platform: osmosis, training_config: {rel}}}), or delete it",
+                span=span, document=document,
+            )
