@@ -1,7 +1,7 @@
 """Which rules attach a fix to what they report, seen by running every plan rule on a corpus.
 
-The corpus is every rule fixture, every `--fix` fixture and every rule's
-docstring examples. `FIXABLE` is the codes whose problems carried a
+The corpus is every rule fixture, every `--fix` fixture (`fix/`, `fix_passes/`)
+and every rule's docstring examples. `FIXABLE` is the codes whose problems carried a
 `Problem.fix` there: what the rules really do, to hold the `fixable=True`
 registrations (and so `planlint rules`, `explain`, SARIF) against.
 """
@@ -17,7 +17,7 @@ def corpus() -> list[tuple[str, str]]:
     """(name, YAML text) of every plan and plan fragment the rules are shown on."""
     from planlint.rules import RULES
 
-    files = sorted((FIXTURES / "rules").glob("*.yaml")) + sorted((FIXTURES / "fix").glob("*.input.yaml"))
+    files = sorted((FIXTURES / "rules").glob("*.yaml")) + sorted((FIXTURES / "fix").glob("*.input.yaml")) + sorted((FIXTURES / "fix_passes").glob("*.input.yaml"))
     texts = [(str(p.relative_to(FIXTURES)), p.read_text(encoding="utf-8")) for p in files]
     for code, rule in RULES.items():
         sections = rule.sections()

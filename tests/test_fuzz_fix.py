@@ -3,7 +3,8 @@
 Plans with fixable values planted in odd places (quotes, flow style, CRLF,
 anchors, broken YAML around them) go through the fixer. It must never raise,
 never turn a readable plan into an unreadable one, leave every line it did not
-fix as it was, and be idempotent.
+fix as it was, and be idempotent; with graders under retired names too (a fix
+that enables another, tests/chained_fixes.py), one run goes to the fixed point.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from chained_fixes import RETIRED, grader_renamed, installed
 from conftest import FIXTURES
 from planlint.core.config import Config
 from planlint.core.loader import load_text
@@ -82,3 +84,37 @@ def test_fix_never_breaks_a_plan(content):
         assert all(re.search(r"release|version|max_spend|currency", line) for line in changed), changed
         _fix(path)
         assert path.read_bytes() == after, "not idempotent"
+
+
+@st.composite
+def chained_plans(draw):
+    """plans() whose graders may go by a retired name: their versions are pinned only in the pass after the rename."""
+    data = draw(plans())
+    for old, new in RETIRED.items():
+        if draw(st.booleans()):
+            data = re.sub(rb"(name: )" + re.escape(new.encode()) + rb"(?=[\s,}])", rb"\g<1>" + old.encode(), data)
+    return data
+
+
+@FUZZ
+@given(chained_plans())
+def test_fix_in_passes_never_breaks_a_plan_and_reaches_its_fixed_point_in_one_run(content):
+    """The same guarantees when one fix enables another: one run goes as far as fixes go."""
+    with installed(grader_renamed), tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "plan.yaml"
+        path.write_bytes(content)
+        _fix(path)
+        after = path.read_bytes()
+        if after == content:
+            return
+        before_text, after_text = content.decode("utf-8"), after.decode("utf-8")
+        assert not load_text(before_text.lstrip("\ufeff")).fatal, "a broken file was touched"
+        assert not load_text(after_text.lstrip("\ufeff")).fatal, "the fix broke the file"
+        assert after.startswith(b"\xef\xbb\xbf") == content.startswith(b"\xef\xbb\xbf")
+        assert after.endswith(b"\n") == content.endswith(b"\n")
+        old_lines, new_lines = before_text.splitlines(keepends=True), after_text.splitlines(keepends=True)
+        assert len(new_lines) - len(old_lines) in (0, 1)
+        changed = [line for line in new_lines if line not in old_lines]
+        assert all(re.search(r"release|version|max_spend|currency|name", line) for line in changed), changed
+        _fix(path)
+        assert path.read_bytes() == after, "one run did not reach the fixed point"

@@ -13,7 +13,8 @@ What runs when:
 * the registry is asked only when the configuration turns it on
   (`registry.online: true`); otherwise nothing here touches the network.
 
-Code actions: the fixes `--fix` would make for a finding, and a suppression
+Code actions: the fix `--fix`'s first pass makes for a finding (one it enables
+is offered on the next lint, once that one is applied), and a suppression
 comment with a reason for any finding. Hover on a rule code in a suppression
 comment shows `planlint explain` for it.
 """

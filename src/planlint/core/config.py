@@ -113,6 +113,12 @@ class Config:
             return self
         return replace(self, _rules=self.resolve(codes))
 
+    def without(self, codes: Iterable[str]) -> Config:
+        """This resolved config with `codes` turned off, its severities kept (--fix's later
+        passes: the data rules fix nothing, and reading the split files again would tell it nothing)."""
+        rules = self.rules
+        return replace(self, _rules=RuleSelection(rules.enabled - frozenset(codes), rules.severities))
+
     @property
     def rules(self) -> RuleSelection:
         """The run's rules and severities. Only a resolved config has them (`resolved`)."""

@@ -1,15 +1,13 @@
-"""`--fix`: apply the fixes rules attach to their findings, as exact text edits.
+"""`--fix`: apply the fixes rules attach to their findings, as exact text edits, to a fixed point.
 
 A rule that can fix what it reports attaches a symbolic fix to the problem
 (`Problem(route, message, fix=Fix(...))`, rules/base.py); which findings have
-one, and why it is certain, is the rule's business (e.g. PL102 in
-rules/pinning.py, PL502 in rules/budget.py). This module knows no rule: it
-lints, keeps the reported findings (after select/ignore and suppressions) of
-rules registered `fixable`, asks those rules again on the file as it reads
-now for the fixes of exactly those findings, and has the edit machinery
-(modes/edits.py) turn them into text edits and check them by parsing the
-edited text again. A file whose edited text does not read back as intended is
-left alone.
+one, and why it is certain, is the rule's business. This module knows no
+rule: it lints, keeps the reported findings (after select/ignore and
+suppressions) of rules registered `fixable`, asks those rules again for the
+fixes of exactly those findings, has modes/edits.py turn them into text edits
+and check them by parsing the edited text again, and repeats on the edited
+text until no fix is left (`fix_text`), as ruff does.
 
 Files with a syntax error or a duplicate key, unreadable files and files that
 are not plans are never touched.
@@ -23,16 +21,22 @@ from typing import Any
 
 from planlint.core.loader import Loaded, bom_encoding, decode, load_text
 from planlint.core.messages import sanitize
+from planlint.core.model import Finding
 from planlint.core.positions import yaml_path
 from planlint.engine.discovery import discover
 from planlint.engine.lint import lint_file
 from planlint.engine.run import finish
 from planlint.modes.edits import TextFix, apply_edits, line_starts, non_overlapping, text_fix, unified_diff, verified, write_file
-from planlint.rules import PLAN_RULES, RULES
+from planlint.rules import PLAN_RULES, RULES, resolved
 from planlint.rules.base import PlanContext, Problem, Services, fix_of
 
 _BOM = b"\xef\xbb\xbf"
 FIXING_RULES = tuple(r for r in PLAN_RULES if r.fixable)  # the rules whose problems may carry a fix
+# A fix that enables another (a name renamed, then a lookup by the new name)
+# takes one more pass. Today's fixes never enable one another, so a file
+# settles in one pass (and a second lint that finds nothing left); ten passes
+# leave room for chains without letting fixes that never settle run on.
+MAX_FIX_PASSES = 10
 
 
 @dataclass
@@ -92,15 +96,74 @@ def fix_paths(paths, config, services: Services | None = None, *, write: bool = 
     for result, path in results:
         if not result.is_plan or result.data is None or result.text is None:
             continue  # PL001/PL004/PL006: never touched
-        reported = {(f.code, f.yaml_path): f for f in result.findings if RULES[f.code].fixable}
-        if not reported:
+        if not any(RULES[f.code].fixable for f in result.findings):
             continue
-        _fix_file(result, Path(path), reported, services, config, write, outcome, diffs)
+        _fix_file(result, Path(path), services, config, write, outcome, diffs)
     outcome.diff = "".join(diffs)
     return outcome
 
 
-def _fix_file(result, path: Path, reported: dict, services: Services | None, config, write: bool, outcome: FixOutcome, diffs: list[str]) -> None:
+@dataclass
+class FixPass:
+    """One pass of --fix over a file: the findings reported on the text it read, and the fixes it made."""
+
+    fixable: dict[tuple[str, str], Finding]  # (code, yaml_path) -> the finding, for the rules registered fixable
+    reported: set[tuple[str, str]]  # every reported finding: what a fix's `also` may count
+    fixes: list[TextFix]
+
+
+@dataclass
+class FixedPoint:
+    """What the passes over one file came to (`fix_text`)."""
+
+    text: str  # after the last pass that changed it
+    passes: list[FixPass]
+    refused: str | None = None  # why the file is left as it was (then `passes` is empty)
+    unsettled: bool = False  # MAX_FIX_PASSES passes were made and fixes remain
+
+
+def fix_text(text: str, loaded: Loaded, findings: list[Finding], *, display: str, path: Path, config: Any,
+             services: Services | None) -> FixedPoint:
+    """Fix `text` to a fixed point: pass after pass, until the findings left have no fix to make.
+
+    `loaded` is `text` as the loader read it, `findings` what the lint reported
+    on it. A pass fixes the reported findings of fixable rules that have a fix
+    it can place with certainty, and checks the edited text reads as exactly
+    those changes (`verified`); the next pass lints that text again (without
+    the data rules, which fix nothing), since a fix can enable another (its
+    value is what another fix looks up). At most MAX_FIX_PASSES passes: if fixes
+    remain then, the text after them is kept, `unsettled`. A pass that does not
+    read back as intended, or that gives back the text of an earlier pass (two
+    fixes undoing each other), leaves the file as it was (`refused`).
+    """
+    config = resolved(config)
+    limits = config.parser_limits()
+    later = config.without(code for code, rule in RULES.items() if rule.scope == "data")
+    original, seen = text, {text}
+    passes: list[FixPass] = []
+    for number in range(1, MAX_FIX_PASSES + 2):
+        fixable = {(f.code, f.yaml_path): f for f in findings if RULES[f.code].fixable}
+        if not fixable:
+            break
+        fixes = non_overlapping(candidate_fixes(text, loaded, set(fixable), path=display, config=config, services=services, file=path))
+        new_text = apply_edits(text, [e for f in fixes for e in f.edits])
+        if new_text == text:
+            break
+        if number > MAX_FIX_PASSES:
+            return FixedPoint(text, passes, unsettled=True)
+        if not verified(loaded, new_text, fixes, limits):
+            return FixedPoint(original, [], refused="the edited file did not read back as intended, so it was left as it was (please report this)")
+        if new_text in seen:
+            return FixedPoint(original, [], refused=f"its fixes undo each other (pass {number} gives back the text of an earlier pass), so it was left as it was (please report this)")
+        seen.add(new_text)
+        passes.append(FixPass(fixable, {(f.code, f.yaml_path) for f in findings}, fixes))
+        text, loaded = new_text, load_text(new_text, limits)
+        relinted = lint_file(display, path, True, later, services, content=new_text.encode("utf-8"))
+        findings = relinted.findings if relinted is not None else []
+    return FixedPoint(text, passes)
+
+
+def _fix_file(result, path: Path, services: Services | None, config, write: bool, outcome: FixOutcome, diffs: list[str]) -> None:
     limits = config.parser_limits()
     publications = services.publications if services is not None else None
     try:
@@ -109,7 +172,7 @@ def _fix_file(result, path: Path, reported: dict, services: Services | None, con
         outcome.notes.append(f"{result.path}: not fixed: cannot read it again ({exc.strerror or type(exc).__name__})")
         return
     text, problem = decode(raw)
-    if problem is not None or text != result.text:
+    if problem is not None or text is None or text != result.text:
         outcome.notes.append(f"{result.path}: not fixed: the file changed while planlint was reading it")
         return
     original = load_text(text, limits)
@@ -118,17 +181,15 @@ def _fix_file(result, path: Path, reported: dict, services: Services | None, con
     if original.problems:  # PL002: other YAML tools keep the *last* duplicate, so no edit is certain
         outcome.notes.append(f"{result.path}: not fixed: it repeats a key (PL002); remove the duplicate first")
         return
-    fixes = non_overlapping(candidate_fixes(text, original, set(reported), path=result.path, config=config, services=services, file=path))
-    if not fixes:
-        return
-    new_text = apply_edits(text, [e for f in fixes for e in f.edits])
-    if new_text == text:
-        return
+    run = fix_text(text, original, result.findings, display=result.path, path=path, config=config, services=services)
     if publications is not None and publications.fatal():
         return  # the registry failed with on_error: fail; the CLI exits 2 and nothing is written
-    if not verified(original, new_text, fixes, limits):
-        outcome.notes.append(f"{result.path}: not fixed: the edited file did not read back as intended, so it was left as it was (please report this)")
+    if run.refused is not None:
+        outcome.notes.append(f"{result.path}: not fixed: {run.refused}")
         return
+    if not run.passes:
+        return
+    new_text = run.text
     if write:
         try:
             wide = bom_encoding(raw)  # written back in the encoding it was read in
@@ -143,13 +204,20 @@ def _fix_file(result, path: Path, reported: dict, services: Services | None, con
     else:
         bom = "\ufeff" if raw.startswith(_BOM) else ""  # part of line 1, so the patch applies
         diffs.append(unified_diff(bom + text, bom + new_text, result.path))
+    if run.unsettled:
+        outcome.notes.append(
+            f"{result.path}: fixes still apply after {MAX_FIX_PASSES} passes, the most --fix makes: what those passes fixed is "
+            f"{'written' if write else 'shown'} and the rest is reported (please report this)"
+        )
     outcome.files.append(result.path)
-    codes = {(f.code, f.yaml_path) for f in result.findings}
-    for fix in sorted(fixes, key=lambda f: (reported[(f.code, yaml_path(f.route))].line, reported[(f.code, yaml_path(f.route))].column)):
-        finding = reported[(fix.code, yaml_path(fix.route))]
-        outcome.fixed += 1 + sum(1 for code, route in fix.fix.also if (code, yaml_path(route)) in codes)
-        verb = "fixed" if write else "would fix"
-        outcome.lines.append(f"{sanitize(result.path)}:{finding.line}:{finding.column}: {verb} {fix.code}: {fix.summary}")
-        if fix.fix.repin and write:
-            ident, old, new = fix.fix.repin
-            outcome.repinned.setdefault(result.path, {})[ident] = (old, new)
+    verb = "fixed" if write else "would fix"
+    # Each fix at its finding's position in the text its pass read (a later pass reads the text the one before wrote).
+    for step in run.passes:
+        placed = [(step.fixable[(fix.code, yaml_path(fix.route))], fix) for fix in step.fixes]
+        for finding, fix in sorted(placed, key=lambda pair: (pair[0].line, pair[0].column)):
+            outcome.fixed += 1 + sum(1 for code, route in fix.fix.also if (code, yaml_path(route)) in step.reported)
+            outcome.lines.append(f"{sanitize(result.path)}:{finding.line}:{finding.column}: {verb} {fix.code}: {fix.summary}")
+            if fix.fix.repin and write:
+                ident, old, new = fix.fix.repin
+                pinned = outcome.repinned.setdefault(result.path, {})
+                pinned[ident] = (pinned[ident][0] if ident in pinned else old, new)  # from what the file said, to what it says now
