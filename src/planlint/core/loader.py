@@ -765,6 +765,8 @@ def _build_plain(text: str, limits: Limits, deadline: float) -> tuple[Any, dict[
                 if event.ctag is not None or event.anchor is not None:
                     return None
                 if depth >= max_depth:  # as _build refuses it, without reading the document twice
+                    if count - ends - 3 > limits.max_nodes:
+                        return None  # over max_nodes before this (stream, document, this): _build may stop at that first
                     raise _Refused("PL006", f"nesting is deeper than {max_depth} levels; limit max_depth", _span(event))
                 if container is not None and not is_list and key is no_key:
                     return None  # a collection as a key
