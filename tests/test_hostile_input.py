@@ -29,10 +29,10 @@ def _lint_one(tmp_path: Path, name: str, content: bytes, *args: str):
 
 def _counting_events(monkeypatch) -> list[int]:
     """Count the YAML events the loader pulls from the parser (its unit of work)."""
-    from planlint.core import loader
+    from planlint.core import yaml_build
 
     count = [0]
-    real = loader._event_source
+    real = yaml_build.event_source
 
     def counting(text):
         next_event, close = real(text)
@@ -43,7 +43,7 @@ def _counting_events(monkeypatch) -> list[int]:
 
         return counted, close
 
-    monkeypatch.setattr(loader, "_event_source", counting)
+    monkeypatch.setattr(yaml_build, "event_source", counting)
     return count
 
 

@@ -21,7 +21,8 @@ import pytest
 from hypothesis import given
 
 from conftest import FIXTURES, ROOT
-from planlint.core import loader
+from planlint.core import loader, yaml_build
+from planlint.core.positions import Positions
 from planlint.core.yaml_values import YamlFloat, YamlInt
 from test_fuzz import FUZZ, byte_mutations, structure_mutations
 
@@ -43,30 +44,30 @@ def outcome(read):
     """(what `read()` returned, None) or (None, the refusal as (code, message, span))."""
     try:
         return read(), None
-    except loader._Refused as refused:
+    except yaml_build.Refused as refused:
         return None, (refused.code, refused.message, refused.span)
 
 
 def disagreement(text: str) -> str | None:
     """How the fast reader's answer for `text` differs from the full reader's; None when it agrees or passes."""
-    fast, fast_refusal = outcome(lambda: loader._build_plain(text, LIMITS, math.inf))
-    full = loader.Loaded(text=text)
+    fast, fast_refusal = outcome(lambda: yaml_build.build_plain(text, LIMITS, math.inf))
+    positions, problems = Positions(), []
     try:
-        _, full_refusal = outcome(lambda: loader._build(text, LIMITS, full, math.inf))
+        data, full_refusal = outcome(lambda: yaml_build.build_tree(text, LIMITS, math.inf, positions, problems, []))
     except Exception:  # noqa: BLE001 - a YAML error: the fast reader must have passed it on
         return None if fast is None and fast_refusal is None else "the fast reader accepted a text the parser rejects"
     if fast_refusal is not None:
         return None if fast_refusal == full_refusal else f"refused as {fast_refusal}, the full reader: {full_refusal}"
     if fast is None:
         return None  # not plain: the full reader reads it
-    if full_refusal is not None or full.problems:
-        return f"accepted a text the full reader refuses or reports: {full_refusal or [(p.code, p.message) for p in full.problems]}"
-    data, values, keys = fast
-    if typed(data) != typed(full.data):
+    if full_refusal is not None or problems:
+        return f"accepted a text the full reader refuses or reports: {full_refusal or [(p.code, p.message) for p in problems]}"
+    fast_data, values, keys = fast
+    if typed(fast_data) != typed(data):
         return "the data differ"
-    shallow = loader.SHALLOW
-    expected_values = {route: span for route, span in full.positions.values.items() if len(route) <= shallow}
-    expected_keys = {route: span for route, span in full.positions.keys.items() if len(route) <= shallow}
+    shallow = yaml_build.SHALLOW
+    expected_values = {route: span for route, span in positions.values.items() if len(route) <= shallow}
+    expected_keys = {route: span for route, span in positions.keys.items() if len(route) <= shallow}
     if values != expected_values:
         return f"value positions differ at {sorted(set(values.items()) ^ set(expected_values.items()), key=str)[:3]}"
     if keys != expected_keys:
@@ -90,7 +91,7 @@ def test_both_readers_agree_on_every_corpus_fixture_and_example_plan():
         found = disagreement(text)
         if found is not None:
             problems.append(f"{path.relative_to(ROOT)}: {found}")
-        elif outcome(lambda: loader._build_plain(text, LIMITS, math.inf))[0] is not None:
+        elif outcome(lambda: yaml_build.build_plain(text, LIMITS, math.inf))[0] is not None:
             accepted += 1
     assert not problems, "\n".join(problems)
     assert accepted > len(files) // 2  # most of them are plain: the comparison is not vacuous
