@@ -263,12 +263,13 @@ def test_without_a_usable_key_nothing_is_cached_and_findings_are_the_same(tmp_pa
 
 @pytest.mark.parametrize("forgery", ["resealed with the attacker's key", "unsealed"])
 def test_committed_plan_facts_do_not_hide_pl005_or_pl507_from_the_hook(tmp_path, monkeypatch, forgery):
-    """The hook names the new plan; the facts of the repository's other plans (engine.cache.PlanFacts)
+    """The hook names the new plan; the facts of the repository's other plans (engine.plan_facts.PlanFacts)
     are read from .planlint_cache/plan-facts/. A committed facts file saying the existing plan has
     another name and commits nothing must not hide PL005 or PL507."""
     from planlint.core.cache_seal import seal_bytes
     from planlint.core.config import load_config
-    from planlint.engine.cache import ResultCache, file_state
+    from planlint.engine.cache_dir import file_state
+    from planlint.engine.result_cache import ResultCache
     from planlint.rules import RULES, rule_names
 
     attacker_env, ci_env = _keys(tmp_path)

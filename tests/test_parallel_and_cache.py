@@ -23,9 +23,9 @@ from planlint.core.config import Config, load_config
 from planlint.core.loader import load_text, read_text
 from planlint.core.model import FileResult, Finding
 from planlint.core.yaml_values import YamlFloat, YamlInt
-from planlint.engine import cache as cache_module
+from planlint.engine import result_cache as cache_module
 from planlint.engine import parallel
-from planlint.engine.cache import ResultCache
+from planlint.engine.result_cache import ResultCache
 from planlint.engine.lint import lint_file
 from planlint.engine.run import lint_paths
 from planlint.rules.base import Services

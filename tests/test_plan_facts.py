@@ -17,7 +17,7 @@ from conftest import ROOT, write
 from planlint.core.config import Config
 from planlint.engine import run as run_module
 from planlint.engine.plan_names import commitment
-from planlint.engine.cache import PlanFacts
+from planlint.engine.plan_facts import PlanFacts
 from test_diff_mode import new_repo, plan  # noqa: F401
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -263,7 +263,7 @@ def _lint(argv: list[str]) -> int:
     config = resolved(config)
     run_notes: list[str] = []  # notes about the run itself, reported with the lint's own
     if not args.no_cache and args.cache_dir is None:
-        from planlint.engine.cache import checked_directory
+        from planlint.engine.cache_dir import checked_directory
 
         directory, why = checked_directory(config)
         if directory is None:  # the repository put a link where the cache goes: write nothing there
@@ -344,7 +344,8 @@ def _result_cache(args, config):
     """The cache of per-file lint results, unless --no-cache."""
     if args.no_cache:
         return None
-    from planlint.engine.cache import ResultCache, default_directory
+    from planlint.engine.cache_dir import default_directory
+    from planlint.engine.result_cache import ResultCache
 
     return ResultCache(args.cache_dir or config.cache_dir or default_directory(config), config)
 

@@ -112,7 +112,7 @@ def lint_targets(targets: list[Target], config: Config, *, services: Services | 
         keys = [None] * len(targets)
     else:
         # Deliberately lazy: the result cache's module (hashing, atomic writes) loads only when caching.
-        from planlint.engine.cache import MISS
+        from planlint.engine.result_cache import MISS
 
         for index, (display, path, explicit) in enumerate(targets):
             hit, key = cache.lookup(display, path, explicit)
@@ -169,7 +169,7 @@ def _inputs(result: FileResult, display: str, path: Path, config: Config, servic
         if remote_or_glob(ctx):
             return None
         looked += inputs(ctx)
-    from planlint.engine.cache import file_state  # only when caching (see lint_targets)
+    from planlint.engine.cache_dir import file_state  # only when caching (see lint_targets)
 
     return [(str(p), file_state(p)) for p in looked]
 

@@ -20,8 +20,8 @@ compute the key).
 
 Layout: `<dir>/results/<run key>/<segment>.json` (the registry keeps its
 answers in `<dir>/registry/`; the facts PL005 and PL507 read from plans a run
-does not lint are in `<dir>/plan-facts/<run key>.json`: PlanFacts below). A run reads every segment of its
-run key once and writes the entries it adds as one new segment (one per
+does not lint are in `<dir>/plan-facts/<run key>.json`: engine/plan_facts.py).
+A run reads every segment of its run key once and writes the entries it adds as one new segment (one per
 worker), so the cost is a few files per run, not one per plan. Segments
 are written to a temporary file and moved into place with os.replace, and
 never modified afterwards, so concurrent runs never see half a segment; a
@@ -40,20 +40,20 @@ import dataclasses
 import hashlib
 import json
 import os
-import stat
 import time
 from pathlib import Path
 from typing import Any
 
 from planlint import __version__
 from planlint.core.atomic import write_atomically
-from planlint.core.cache_seal import machine_key, read_sealed, read_sealed_bytes, seal, seal_bytes
+from planlint.core.cache_seal import machine_key, read_sealed, seal
 from planlint.core.config import Config
 from planlint.core.loader import read_text
-from planlint.core.messages import show
 from planlint.core.model import Finding, FileResult
 from planlint.core.positions import Span
 from planlint.core.suppressions import Suppression
+from planlint.engine.cache_dir import MARKERS, file_state
+from planlint.engine.plan_facts import PlanFacts
 
 FORMAT = 4  # 4: run configs the plan reports in (FileResult.attached)
 MAX_SEGMENTS = 16
@@ -66,55 +66,6 @@ _CONFIG_NOT_IN_KEY = {"source", "root", "cache_dir", "exclude"}
 # data and positions are not needed after lint_file.
 _RESULT_NOT_STORED = {"path", "text", "data", "positions"}
 _FINDING_FIELDS = [f.name for f in dataclasses.fields(Finding) if f.name != "path"]
-
-_GITIGNORE = "# Created by planlint; the cache is local and may be deleted at any time.\n*\n"
-_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by planlint.\n"
-
-
-def default_directory(config: Config) -> Path:
-    """`.planlint_cache/` in the project root: beside the config file, else the current directory."""
-    return Path(config.root) / ".planlint_cache"
-
-
-def checked_directory(config: Config) -> tuple[Path | None, str | None]:
-    """The cache directory the project asks for (`cache_dir:` or the default), if it is safe to write.
-
-    The project's files come from pull requests: a `.planlint_cache` (or
-    `cache_dir:`) that leads out of the project, or that holds a symbolic
-    link where planlint writes (its top two levels: results/, registry/,
-    split-data/, the marker files), would make planlint write elsewhere.
-    Such a directory is not used: (None, why). `--cache-dir` on the command
-    line is the caller's choice and is not checked.
-    """
-    directory = Path(config.cache_dir) if config.cache_dir else default_directory(config)
-    root = os.path.realpath(config.root)
-    real = os.path.realpath(directory)
-    try:
-        inside = os.path.commonpath([real, root]) == root
-    except ValueError:
-        inside = False
-    if not inside:
-        return None, f"the cache directory {show(str(directory), 120)} is outside the project (or a link out of it)"
-    if directory.is_symlink():
-        return None, f"the cache directory {show(str(directory), 120)} is a symbolic link"
-    try:
-        first = list(os.scandir(directory))
-    except FileNotFoundError:
-        return directory, None
-    except OSError as exc:
-        return None, f"the cache directory {show(str(directory), 120)} cannot be read ({exc.strerror or type(exc).__name__})"
-    for entry in first:
-        entries = [entry]
-        if entry.is_dir(follow_symlinks=False):
-            try:
-                entries += list(os.scandir(entry.path))
-            except OSError:
-                continue
-        for item in entries:
-            if item.is_symlink():
-                name = os.path.relpath(item.path, directory)
-                return None, f"the cache directory {show(str(directory), 120)} holds a symbolic link ({show(name, 120)})"
-    return directory, None
 
 
 def _package_fingerprint() -> str:
@@ -314,8 +265,8 @@ class ResultCache:
         if self.directory.is_dir():
             return
         self.directory.mkdir(parents=True, exist_ok=True)
-        # Like .pytest_cache and .ruff_cache (and the registry's answers beside us): out of git and backups.
-        for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+        # Out of git and backups, like the registry's answers beside us.
+        for name, content in MARKERS:
             marker = self.root / name
             if not marker.exists():
                 try:
@@ -352,122 +303,6 @@ class ResultCache:
                 os.unlink(os.path.join(self.directory, name))
             except OSError:
                 pass
-
-
-# --------------------------------------------------------------------------- facts of other plans
-
-
-class PlanFacts:
-    """What the repository-wide rules read from the plans a run does not lint, per file version.
-
-    A pre-commit hook names only the staged plans, but PL005 compares their
-    names with every other plan's under the repository's `plans/`, and PL507
-    adds up the caps of every approved and running plan there
-    (`engine.plan_names`). Each fact (`name`: `read_name`'s answer; `commit`:
-    the plan's (currency, max_spend) or None) is computed exactly as without a
-    cache, then kept under the file's path (as walked: relative to the working
-    directory, which is part of the run key) and its state (size,
-    modification and change time, inode: `file_state`): an unchanged
-    repository is not read again. A file changed within RACY_SECONDS of the
-    run is not kept (its state may not show a second change yet).
-
-    One file per run key, `<dir>/plan-facts/<run key>.json`, sealed with the
-    machine's key over its exact bytes (`cache_seal.seal_bytes`): a forged or
-    edited file is ignored as a whole, and a fact is then computed again.
-    When most of its entries are of files a run did not see (deleted or
-    renamed plans), that run keeps only those it saw.
-    `computed` counts the facts computed in this run (tests count work).
-    """
-
-    FORMAT = 1
-    RACY_SECONDS = 2
-    clock = staticmethod(time.time_ns)  # tests move it on, rather than wait
-
-    def __init__(self, root: Path, key: str, seal_key: bytes | None) -> None:
-        self.file = root / "plan-facts" / f"{key[:24]}.json"
-        self.root = root
-        self.key = key
-        self.seal_key = seal_key
-        self.computed = 0
-        self._entries: dict[str, dict] | None = None
-        self._seen: set[str] = set()
-        self._changed = False
-        self._racy_after = self.clock() - self.RACY_SECONDS * 1_000_000_000
-
-    def get(self, path: str, fact: str, compute: Any) -> Any:
-        """The fact `fact` of the file at `path`: kept if the file is unchanged, else `compute()` (and kept)."""
-        state = file_state(path)
-        if state is None or self.seal_key is None:  # not a regular file, or nothing can be trusted
-            self.computed += 1
-            return compute()
-        entries = self._entries if self._entries is not None else self._load()
-        self._seen.add(path)
-        entry = entries.get(path)
-        if entry is not None and entry.get("s") == state:
-            kept = entry.get(fact, _ABSENT)
-            if kept is not _ABSENT:
-                return tuple(kept) if type(kept) is list else kept  # JSON lists back to tuples ((currency, amount))
-        self.computed += 1
-        value = compute()
-        if max(state[1], state[2]) >= self._racy_after:
-            return value
-        if entry is None or entry.get("s") != state:
-            entry = entries[path] = {"s": state}
-        entry[fact] = value if not isinstance(value, tuple) else list(value)
-        self._changed = True
-        return value
-
-    def _load(self) -> dict[str, dict]:
-        if self._entries is None:
-            self._entries = {}
-            try:
-                body = read_sealed_bytes(self.file, self.seal_key, "plan-facts", self.key)
-                data = json.loads(body) if body is not None else None
-                if isinstance(data, dict) and data.get("format") == self.FORMAT and isinstance(data.get("files"), dict):
-                    self._entries = {k: v for k, v in data["files"].items() if isinstance(v, dict)}
-            except (OSError, ValueError):
-                pass  # absent, damaged or forged: compute every fact again
-        return self._entries
-
-    def save(self) -> None:
-        """Write the facts when this run added any (atomically; a read-only checkout keeps none)."""
-        if not self._changed or self.seal_key is None:
-            return
-        self._changed = False
-        entries = self._entries or {}
-        if len(entries) > 2 * len(self._seen):  # mostly files this run did not see (deleted, renamed): keep what it saw
-            entries = {path: entry for path, entry in entries.items() if path in self._seen}
-        body = json.dumps({"format": self.FORMAT, "files": entries}, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
-                marker = self.root / name
-                if not marker.exists():
-                    marker.write_text(content, encoding="utf-8")
-            write_atomically(str(self.file), seal_bytes(self.seal_key, "plan-facts", self.key, body))
-        except OSError:
-            pass  # nothing kept: the next run computes them again
-
-
-_ABSENT: Any = object()
-
-
-# --------------------------------------------------------------------------- other inputs
-
-
-def file_state(path: str | os.PathLike) -> list | None:
-    """What identifies a regular file's version without reading it: size, times, inode; None if absent.
-
-    The change time cannot be set back by tools that restore a modification
-    time, so an edit is noticed even then.
-    """
-    try:
-        status = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(status.st_mode):
-        return None
-    return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
 
 
 # --------------------------------------------------------------------------- entry format

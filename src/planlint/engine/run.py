@@ -79,7 +79,7 @@ def repository_commitments(linted: list[Path], config: Config, *, start: str | N
     file whose bytes say neither `approved` nor `running` (and hold no
     backslash) commits nothing and is not parsed. `start`: where to look for
     the repository (default: the working directory). `facts`: a
-    cache.PlanFacts that keeps each file's answer while the file is unchanged.
+    plan_facts.PlanFacts that keeps each file's answer while the file is unchanged.
     """
     root = repository_root(os.path.abspath(start or os.getcwd()))
     plans_dir = os.path.join(root, "plans")
@@ -116,7 +116,7 @@ def repository_plan_names(
     directory, as the CLI runs); `display_root`: what the paths shown are
     relative to (default: the working directory). The language server passes
     the document's directory and its workspace root. `facts`: a
-    cache.PlanFacts that keeps each file's name while the file is unchanged
+    plan_facts.PlanFacts that keeps each file's name while the file is unchanged
     (every file's name is then read once, and not again).
     """
     if not wanted:
