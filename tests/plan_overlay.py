@@ -11,7 +11,8 @@ as comment lines in the fragment:
   # two files             (read by callers) lint two copies of the plan
 
 Other files of the repository follow the plan fragment, each after a line
-`--- PATH` (a run config, a rollout's entrypoint): `split_files()`.
+`--- PATH` (a run config, a rollout's entrypoint): `split_files()`; a PATH
+ending in `/` is an empty directory (the workspace's `data/`).
 """
 
 from __future__ import annotations
@@ -78,5 +79,8 @@ def split_files(fragment: str) -> tuple[str, dict[str, str]]:
 def write_files(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
+        if name.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -68,6 +68,19 @@ def commit(repo: Path, message: str) -> None:
     git(repo, "commit", "-q", "--allow-empty", "-m", message)
 
 
+# Commits every example's history starts with, made with a fixed identity and date so that
+# their hashes are these: the commits the examples' run configs pin (commit_sha must be a
+# commit of the repository, PL902), before and after a change of the rollout.
+SEEDS = ("b9475f28a503b9dea244a002e1a768ea05882d30", "d0da840ed3b582f5003d59d3ca2d2c343d5aebee")
+
+
+def seed_commits(repo: Path) -> None:
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000"}
+    for message, sha in zip(("the reviewed rollout (seed)", "the rollout, changed (seed)"), SEEDS):
+        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], cwd=repo, env=env, check=True, capture_output=True)
+        assert git(repo, "rev-parse", "HEAD").strip() == sha
+
+
 def plan(name: str = "retail-refund-window", status: str = "approved", **replace: str) -> str:
     text = REF.replace("name: retail-refund-window", f"name: {name}").replace("status: approved", f"status: {status}")
     for old, new in replace.items():
@@ -110,6 +123,7 @@ def run_example(tmp_path: Path, planlint, example: str):
     base_text = build(base_fragment)
     head_text = build(head_fragment, reference=base_text)
     repo = new_repo(tmp_path / "repo")
+    seed_commits(repo)
     write(repo / "plans" / "plan.yaml", base_text)
     write_files(repo, base_files)
     commit(repo, "base")

@@ -1,8 +1,8 @@
 """Rollout of the example plan plans/billing-dispute-mixed-reward.yaml (an Osmosis workspace layout).
 
 On the platform, `osmosis train submit configs/training/billing-dispute-mixed-reward.toml`
-runs this entrypoint at the pinned commit. planlint never imports or runs it: it only
-checks that the file the submit config names exists (PL901).
+runs this entrypoint at the pinned commit. planlint never imports or runs it: it checks
+that the file the submit config names exists and compiles as Python (PL901).
 """
 
 from __future__ import annotations

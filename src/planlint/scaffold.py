@@ -31,6 +31,9 @@ METHODS = ("grpo", "sft")
 
 PLATFORMS = ("osmosis",)
 
+_PLATFORM_DATASETS = """\
+  platform: {train: TODO-dataset, eval: "<your-eval-dataset>"}   # the platform datasets holding this release (osmosis dataset list)
+"""
 _RUN_SECTION = """
 # The run: the platform's submit configs, checked together with this plan
 # (PL901-PL904; docs/plan-format.md, "Run configs").
@@ -51,6 +54,9 @@ def template(method: str, name: str, path: str, platform: str | None = None) -> 
     text = _data(f"init-{method}.yaml")
     if platform == "osmosis":
         text = text.rstrip("\n") + "\n" + _RUN_SECTION
+        # Which platform datasets hold the release's rows: what the run configs' `dataset` must be (PL903).
+        at = text.index("\n", text.index("  name: TODO-dataset")) + 1
+        text = text[:at] + _PLATFORM_DATASETS + text[at:]
     return MODELINE + "\n" + text.replace("__NAME__", name).replace("__PATH__", path)
 
 

@@ -39,7 +39,8 @@ MIN_FILES_PER_WORKER = 24
 # what the cache key holds, or (scope "data") also from the split files, which
 # each cache entry lists with their state (rules.leakage.inputs). A rule that
 # reads anything else (a registry, git) has another scope, and while one is
-# enabled nothing is cached.
+# enabled nothing is cached; or, as the run rules do for git's answer about a
+# pinned commit, has its inputs say None when the result rests on it (not cached).
 CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo", "data"})
 # ... except scopes whose rules never run here: diff rules (and PL705, scope policy) run in diff mode only.
 NOT_RUN_BY_LINT_PATHS = frozenset({"diff", "policy"})
@@ -160,11 +161,14 @@ def _inputs(result: FileResult, display: str, path: Path, config: Config, servic
     """[(path, state)] of the other files the rules looked at for this plan: split files, run configs.
 
     None when the result depends on more than files can show: a split behind a
-    URI or a glob (the data checks' own cache keys those by version or ETag)."""
+    URI or a glob (the data checks' own cache keys those by version or ETag), or
+    what rules.run.inputs says it cannot list (git's answer on a pinned commit)."""
     if not isinstance(result.data, dict):
         return []
     ctx = PlanContext(data=result.data, path=display, config=config, services=services or Services(), file=path)
-    looked = run_inputs(ctx)  # the run configs and their entrypoints (PL801, PL008, PL901-PL903)
+    looked = run_inputs(ctx)  # the run configs and their rollouts' files (PL801, PL008, PL901-PL903)
+    if looked is None:  # an unconfirmed pinned commit, a missing workspace directory: more than files show
+        return None
     if any(r.scope == "data" and c in config.rules for c, r in RULES.items()):
         if remote_or_glob(ctx):
             return None

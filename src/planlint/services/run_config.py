@@ -9,11 +9,17 @@ TOML file*; this module re-exports what they use of it.
 `check_format()` is the SDK's own validation (osmosis-ai 0.3.8,
 `platform/cli/shared_config.py`, `training_config.py`, `eval_config.py`)
 restated as problems at routes: unknown sections and keys, types, the
-commit SHA and branch shapes, `[env]` names and values, `[secrets]`.
+commit SHA and branch shapes, `[env]` names and values, `[secrets]`, and for
+eval configs the `[evaluation]` values `osmosis eval run` types
+(`eval_run.py`: integers, finite numbers, `n` > 0). `location_problem()` and
+`missing_workspace_dirs()` are the submit path's own rules for where a config
+may live and what the workspace must hold (`workspace_directory_contract.py`,
+`templates/catalog.py`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -47,6 +53,17 @@ SECTION_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 COMMON_SECTIONS = ("experiment", "advanced", "env", "secrets")
+# Where `osmosis train submit` / `osmosis eval submit` take a config from (CloudSubmitSpec.config_dir).
+CONFIG_DIRS = {TRAINING: "configs/training", EVAL: "configs/eval"}
+COMMANDS = {TRAINING: "osmosis train submit", EVAL: "osmosis eval submit"}
+# The directories a workspace must have at its root (templates/catalog.py, REQUIRED_WORKSPACE_DIRS).
+WORKSPACE_DIRS = ("rollouts", "configs/training", "configs/eval", "data")
+# `osmosis eval run` (eval_run.py): each [evaluation] value it reads, as it types it.
+# "integer": an int, not a bool; "number": an int or float, finite, not a bool.
+EVALUATION_TYPES = (
+    ("pass_threshold", "number"), ("n", "integer"), ("batch_size", "integer"),
+    ("agent_workflow_timeout_s", "number"), ("grader_timeout_s", "number"), ("limit", "integer"),
+)
 
 
 @dataclass(frozen=True)
@@ -57,7 +74,7 @@ class FormatProblem:
     at_key: bool = False
 
 
-def _type(value: Any) -> str:
+def type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int):
@@ -89,7 +106,7 @@ def check_format(data: dict, kind: str) -> Iterator[FormatProblem]:
     if experiment is None:
         yield FormatProblem(("experiment",), f"[experiment] is missing; {label} config needs it with rollout, entrypoint, model_path and dataset", missing=True)
     elif not isinstance(experiment, dict):
-        yield FormatProblem(("experiment",), f"experiment must be a table, not {_type(experiment)}")
+        yield FormatProblem(("experiment",), f"experiment must be a table, not {type_name(experiment)}")
     else:
         yield from _experiment(experiment)
     for name, keys in tuple(sections.items()) + (("advanced", None),):
@@ -97,19 +114,22 @@ def check_format(data: dict, kind: str) -> Iterator[FormatProblem]:
         if section is None:
             continue
         if not isinstance(section, dict):
-            yield FormatProblem((name,), f"{name} must be a table, not {_type(section)}")
+            yield FormatProblem((name,), f"{name} must be a table, not {type_name(section)}")
             continue
         if keys is not None:
             for key in section:
                 if key not in keys:
                     yield FormatProblem((name, key), f"{show(key)} is not a key of [{name}]; the SDK rejects unknown keys (known: {', '.join(keys)})", at_key=True)
+    evaluation = data.get("evaluation")
+    if kind == EVAL and isinstance(evaluation, dict):
+        yield from evaluation_values(evaluation)
     env = data.get("env")
     if env is not None and not isinstance(env, dict):
-        yield FormatProblem(("env",), f"env must be a table of KEY = \"value\" pairs, not {_type(env)}")
+        yield FormatProblem(("env",), f"env must be a table of KEY = \"value\" pairs, not {type_name(env)}")
         env = None
     for key, value in (env or {}).items():
         if not isinstance(value, str):
-            yield FormatProblem(("env", key), f"[env] values must be strings, not {_type(value)}: quote it")
+            yield FormatProblem(("env", key), f"[env] values must be strings, not {type_name(value)}: quote it")
         if not ENV_VAR_NAME.match(key):
             yield FormatProblem(("env", key), f"{show(key)} is not a valid environment variable name: it must match ^[A-Z_][A-Z0-9_]*$", at_key=True)
         elif key.startswith(RESERVED_ENV_PREFIX):
@@ -126,7 +146,7 @@ def _experiment(experiment: dict) -> Iterator[FormatProblem]:
             yield FormatProblem(("experiment", key), f"[experiment] has no {key}; the SDK requires rollout, entrypoint, model_path and dataset", missing=True)
     for key in EXPERIMENT_KEYS:
         if key in experiment and not isinstance(experiment[key], str):
-            yield FormatProblem(("experiment", key), f"experiment.{key} must be a string, not {_type(experiment[key])}")
+            yield FormatProblem(("experiment", key), f"experiment.{key} must be a string, not {type_name(experiment[key])}")
     branch, sha = experiment.get("branch"), experiment.get("commit_sha")
     if isinstance(branch, str) and (not branch or any(c.isspace() for c in branch)):
         yield FormatProblem(("experiment", "branch"), "experiment.branch must not be empty or contain whitespace")
@@ -143,7 +163,7 @@ def _secrets(data: dict, kind: str, env: dict) -> Iterator[FormatProblem]:
         return
     secrets = data["secrets"]
     if not isinstance(secrets, dict):
-        yield FormatProblem(("secrets",), f"secrets must be a table with required = [NAMES], not {_type(secrets)}")
+        yield FormatProblem(("secrets",), f"secrets must be a table with required = [NAMES], not {type_name(secrets)}")
         return
     for key in secrets:
         if key != "required":
@@ -164,6 +184,49 @@ def _secrets(data: dict, kind: str, env: dict) -> Iterator[FormatProblem]:
             yield FormatProblem(("secrets", "required", index), f"{show(name)} is not a valid secret name: it must match ^[A-Z][A-Z0-9_]*$")
         elif name in env:
             yield FormatProblem(("secrets", "required", index), f"{show(name)} is both in [env] and in secrets.required; each variable must come from one place")
+
+
+def evaluation_values(evaluation: dict) -> Iterator[FormatProblem]:
+    """What `osmosis eval run` refuses among an eval config's [evaluation] values: each of
+    them it reads must be an integer or a finite number as it types it, and `n` positive.
+    Nothing else is limited (a `limit` or `batch_size` of 0 or less means "no limit" there)."""
+    for key, wanted in EVALUATION_TYPES:
+        if key not in evaluation:
+            continue
+        value = evaluation[key]
+        route = ("evaluation", key)
+        if wanted == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+            yield FormatProblem(route, f"evaluation.{key} must be an integer, not {type_name(value)}: `osmosis eval run` refuses it")
+        elif wanted == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            yield FormatProblem(route, f"evaluation.{key} must be a number, not {type_name(value)}: `osmosis eval run` refuses it")
+        elif wanted == "number" and not math.isfinite(value):
+            yield FormatProblem(route, f"evaluation.{key} must be a finite number, not {value!r}: `osmosis eval run` refuses it")
+        elif key == "n" and value <= 0:
+            yield FormatProblem(route, f"evaluation.n must be a positive integer, not {value}: `osmosis eval run` refuses it (each row is evaluated n times)")
+
+
+def location_problem(path: str, root: str, kind: str) -> str | None:
+    """Why the submit command of `kind` refuses a config at `path` (links resolved) in the
+    workspace `root`, or None: it takes one only from its directory, with the suffix .toml."""
+    directory = CONFIG_DIRS[kind]
+    real, base = os.path.realpath(path), os.path.realpath(os.path.join(root, *directory.split("/")))
+    try:
+        under = os.path.commonpath([real, base]) == base and real != base
+    except ValueError:  # another drive
+        under = False
+    if not under:
+        as_written = os.path.normpath(os.path.join(os.path.abspath(root), *directory.split("/")))
+        if os.path.normpath(os.path.abspath(path)).startswith(as_written + os.sep):  # under it by name, not once resolved
+            return f"is a link that leads out of {directory}/: `{COMMANDS[kind]}` resolves links and takes a {kind} config only from {directory}/ of the workspace"
+        return f"is not under {directory}/: `{COMMANDS[kind]}` takes a {kind} config only from {directory}/ of the workspace"
+    if os.path.splitext(real)[1] != ".toml":
+        return f"is not a .toml file: `{COMMANDS[kind]}` takes only files named *.toml under {directory}/"
+    return None
+
+
+def missing_workspace_dirs(root: str) -> list[str]:
+    """The directories the workspace at `root` must have and lacks (each `NAME/`), as the submit path checks."""
+    return [f"{name}/" for name in WORKSPACE_DIRS if not os.path.isdir(os.path.join(os.path.realpath(root), *name.split("/")))]
 
 
 def rollout_problem(rollout: str) -> str | None:
@@ -197,7 +260,8 @@ def entrypoint_problem(entrypoint: str) -> str | None:
 
 
 __all__ = [
-    "COMMON_SECTIONS", "EVAL", "EXPERIMENT_KEYS", "EXPERIMENT_REQUIRED", "SECTION_KEYS", "TRAINING",
+    "COMMANDS", "CONFIG_DIRS", "WORKSPACE_DIRS", "evaluation_values", "location_problem", "missing_workspace_dirs",
+    "COMMON_SECTIONS", "EVAL", "ENV_VAR_NAME", "RESERVED_ENV_PREFIX", "SECRET_NAME", "type_name", "EXPERIMENT_KEYS", "EXPERIMENT_REQUIRED", "SECTION_KEYS", "TRAINING",
     "FormatProblem", "TomlDocument", "check_format", "entrypoint_problem", "parse", "read_document",
     "rollout_problem", "scan", "tomllib", "walk_strings",
 ]

@@ -19,10 +19,14 @@ from planlint.core.messages import show
 from planlint.core.paths import repository_root
 from planlint.core.unfilled import placeholder
 from planlint.rules.base import WARNING, PlanContext, Problem
-from planlint.services.run_config import read_document, walk_strings
+from planlint.services.benchmark_config import BENCHMARK
+from planlint.services.git_commits import FOUND, CommitLookup, resolve_commit
+from planlint.services.rollout_code import imported_files
+from planlint.services.run_config import COMMIT_SHA, EVAL, TRAINING, location_problem, missing_workspace_dirs, read_document, walk_strings
 
 _DOCUMENTS = "_run_documents"
-CONFIG_KEYS = (("training_config", "training"), ("eval_config", "eval"))
+# The keys of `run:` that name a config, and what each is to the SDK.
+CONFIG_KEYS = (("training_config", TRAINING), ("eval_config", EVAL), ("benchmark_config", BENCHMARK))
 ACTIVE_STATUSES = ("approved", "running")
 TRAINING_DIR = ("configs", "training")
 
@@ -32,8 +36,10 @@ class RunFiles:
     """The run configs a plan names, read once per plan and shared by the run rules."""
 
     root: Path | None = None
-    documents: dict[str, Any] = field(default_factory=dict)  # "training_config" / "eval_config" -> TomlDocument
+    documents: dict[str, Any] = field(default_factory=dict)  # "training_config" / "eval_config" / "benchmark_config" -> TomlDocument
     problems: list[Problem] = field(default_factory=list)  # PL901 at the plan's own run.* values
+    missing_dirs: list[str] = field(default_factory=list)  # the workspace directories the submit path requires and the repository lacks
+    commits: dict[str, CommitLookup] = field(default_factory=dict)  # commit_sha -> what the repository says of it
 
 
 def plan_repository(ctx: PlanContext) -> Path:
@@ -101,10 +107,23 @@ def run_files(ctx: PlanContext) -> RunFiles:
         if path is None:
             files.problems.append(Problem(("run", key), f"run.{key} {show(value)} {why}"))
             continue
+        if kind != BENCHMARK:  # a benchmark config may live anywhere; a submit config only in its directory
+            why = location_problem(str(path), str(files.root), kind)
+            if why is not None:
+                files.problems.append(Problem(("run", key), f"run.{key} {show(value)} {why}"))
         document = read_document(path, display_path(path), kind, max_size)
         files.documents[key] = document
         if document.error is not None:
             files.problems.append(Problem((), f"{kind} config is not valid TOML: {document.error[0]}", document=document))
+    if any(isinstance(run.get(key), str) for key, kind in CONFIG_KEYS if kind != BENCHMARK):
+        files.missing_dirs = missing_workspace_dirs(str(files.root))
+        if files.missing_dirs:
+            files.problems.append(Problem(
+                ("run",),
+                f"the repository lacks {', '.join(files.missing_dirs)} at its root: `osmosis train submit` and `osmosis eval submit` "
+                "refuse a workspace without rollouts/, configs/training/, configs/eval/ and data/ (`osmosis doctor --fix` restores them)",
+                at_key=True,
+            ))
     return files
 
 
@@ -113,6 +132,27 @@ def experiment_table(document: Any) -> dict:
     data = document.data if document.data is not None else {}
     experiment = data.get("experiment")
     return experiment if isinstance(experiment, dict) else {}
+
+
+def pinned_commit(ctx: PlanContext, sha: str) -> CommitLookup:
+    """What the plan's repository says of the commit `sha` (a 7-40 hex commit_sha), asked once per plan."""
+    files = run_files(ctx)
+    found = files.commits.get(sha)
+    if found is None:
+        assert files.root is not None
+        found = files.commits[sha] = resolve_commit(files.root, sha)
+    return found
+
+
+def rollout_files(root: Path, document: Any) -> list[Path]:
+    """The rollout files a submit config's preflight reads, where its names are usable:
+    the pyproject.toml, then each file the SDK's loader executes (services.rollout_code)."""
+    experiment = experiment_table(document)
+    rollout, entrypoint = experiment.get("rollout"), experiment.get("entrypoint")
+    if document.kind == BENCHMARK or not isinstance(rollout, str) or not isinstance(entrypoint, str) or not rollout or not entrypoint:
+        return []
+    directory = root / "rollouts" / rollout
+    return [directory / "pyproject.toml", *imported_files(directory, entrypoint)]
 
 
 def plan_status(ctx: PlanContext) -> Any:
@@ -148,17 +188,22 @@ def is_placeholder(text: Any) -> bool:
     return isinstance(text, str) and placeholder(text) is not None
 
 
-def inputs(ctx: PlanContext) -> list[Path]:
-    """Every file the run rules read or test for this plan: what a cached result also depends on (planlint.engine.parallel)."""
+def inputs(ctx: PlanContext) -> list[Path] | None:
+    """Every file the run rules read or test for this plan: what a cached result also depends on
+    (planlint.engine.parallel). None when the result depends on more than files can show, and
+    so must not be cached: a pinned commit the repository did not confirm (a fetch may bring
+    it), a workspace directory that is missing (directories have no file state)."""
     run = ctx.get("run")
     if not isinstance(run, dict) or run.get("platform") != "osmosis":
         return []
     files = run_files(ctx)
     assert files.root is not None
+    if files.missing_dirs:
+        return None
     looked = [files.root / run[key] for key, _ in CONFIG_KEYS if isinstance(run.get(key), str) and run[key].strip()]
     for document in files.documents.values():
-        experiment = experiment_table(document)
-        rollout, entrypoint = experiment.get("rollout"), experiment.get("entrypoint")
-        if isinstance(rollout, str) and isinstance(entrypoint, str):
-            looked.append(files.root / "rollouts" / rollout / entrypoint)
+        looked.extend(rollout_files(files.root, document))
+        sha = experiment_table(document).get("commit_sha") if document.kind != BENCHMARK else None
+        if isinstance(sha, str) and COMMIT_SHA.match(sha) and pinned_commit(ctx, sha).state != FOUND:
+            return None
     return looked

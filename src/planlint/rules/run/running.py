@@ -65,6 +65,7 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
     Example (fails):
         # base
         metadata: {name: retail-refund-window, owner: "@support-ml", status: running}
+        dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}, platform: {train: retail-refunds}}
         run: {platform: osmosis, training_config: configs/training/retail-refund-window.toml}
         --- configs/training/retail-refund-window.toml
         [experiment]
@@ -72,10 +73,12 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
         entrypoint = "main.py"
         model_path = "Qwen/Qwen3-8B"
         dataset = "retail-refunds"
-        commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
+        commit_sha = "b9475f28a503b9dea244a002e1a768ea05882d30"
         [training]
         lr = 1e-5
         --- rollouts/retail-refund/main.py
+        --- configs/eval/
+        --- data/
         # head
         --- configs/training/retail-refund-window.toml
         [experiment]
@@ -83,12 +86,13 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
         entrypoint = "main.py"
         model_path = "Qwen/Qwen3-8B"
         dataset = "retail-refunds"
-        commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
+        commit_sha = "b9475f28a503b9dea244a002e1a768ea05882d30"
         [training]
         lr = 3e-5
     Example (passes):
         # base
         metadata: {name: retail-refund-window, owner: "@support-ml", status: running}
+        dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}, platform: {train: retail-refunds}}
         run: {platform: osmosis, training_config: configs/training/retail-refund-window.toml}
         --- configs/training/retail-refund-window.toml
         [experiment]
@@ -96,10 +100,12 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
         entrypoint = "main.py"
         model_path = "Qwen/Qwen3-8B"
         dataset = "retail-refunds"
-        commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
+        commit_sha = "b9475f28a503b9dea244a002e1a768ea05882d30"
         [training]
         lr = 1e-5
         --- rollouts/retail-refund/main.py
+        --- configs/eval/
+        --- data/
         # head
         --- configs/training/retail-refund-window.toml
         [experiment]
@@ -107,7 +113,7 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
         entrypoint = "main.py"
         model_path = "Qwen/Qwen3-8B"
         dataset = "retail-refunds"
-        commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
+        commit_sha = "b9475f28a503b9dea244a002e1a768ea05882d30"
         [training]
         lr = 1e-5
         [checkpoints]

@@ -70,6 +70,7 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
     `[experiment]` table (line 1 without one).
 
     Example (fails):
+        dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}, platform: {train: retail-refunds}}
         run: {platform: osmosis, training_config: configs/training/retail-refund-window.toml}
         --- configs/training/retail-refund-window.toml
         [experiment]
@@ -88,7 +89,10 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
         [training]
         lr = 1e-4
         --- rollouts/retail-refund/main.py
+        --- configs/eval/
+        --- data/
     Example (passes):
+        dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}, platform: {train: retail-refunds}}
         run: {platform: osmosis, training_config: configs/training/retail-refund-window.toml}
         --- configs/training/retail-refund-window.toml
         [experiment]
@@ -98,6 +102,8 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
         dataset = "retail-refunds"
         commit_sha = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
         --- rollouts/retail-refund/main.py
+        --- configs/eval/
+        --- data/
     """
     # The repositories of the linted plans; a config counts as planned when a plan
     # names it by the path as written or by its real path. Each problem is in
