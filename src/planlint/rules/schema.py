@@ -71,6 +71,13 @@ OWNED_VALUES: dict[tuple, frozenset | None] = {
     ("decision", "metric"): lambda validator, instance, data: instance is None or instance == "",  # PL601: empty
     ("baseline", "status"): ALL,  # PL404
     ("reward", "weights", "*"): ALL,  # PL608
+    ("evaluation", "harness", "version"): ALL,  # PL108
+    ("evaluation", "chat_template"): ALL,  # PL108
+    ("evaluation", "tokenizer_revision"): ALL,  # PL108
+    ("baseline", "evaluation", "harness", "version"): ALL,  # PL108
+    ("baseline", "evaluation", "chat_template"): ALL,  # PL108
+    ("baseline", "evaluation", "tokenizer_revision"): ALL,  # PL108
+    ("dataset", "profile", "version"): ALL,  # PL109
     ("budget", "approved_by"): lambda validator, instance, data: _status(data) in ("approved", "running", "completed") and (instance is None or instance == "" or instance == []),  # PL506: empty
 }
 
