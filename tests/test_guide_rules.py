@@ -151,7 +151,8 @@ def test_comment_refuses_a_report_with_malformed_missing_inputs(tmp_path):
 
 
 def test_missing_inputs_open_once_approved(planlint, tmp_path):
-    write(tmp_path / "plan.yaml", DRAFT.replace("  status: draft    ", "  status: running  "))
+    running = DRAFT.replace("  status: draft    ", "  status: running  ") + "evaluation: {seed: 7}\n"  # a running plan's seed: PL614
+    write(tmp_path / "plan.yaml", running)
     findings = planlint("--format", "json", "plan.yaml", cwd=tmp_path).json["findings"]
     assert [(f["code"], f["yaml_path"], f["severity"]) for f in findings] == [("PL610", "missing_inputs[0]", "error")]
 

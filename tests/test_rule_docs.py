@@ -11,7 +11,7 @@ from planlint.core.loader import load_text
 from planlint.rules import RULES
 from plan_overlay import build, directives, split_files, write_files
 
-DOC_SCOPES = ("plan", "file", "repo")
+DOC_SCOPES = ("plan", "file", "repo", "files")
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

@@ -28,6 +28,7 @@ from planlint.core.model import FileResult
 from planlint.engine.lint import lint_file
 from planlint.rules import RULES, resolved
 from planlint.rules.base import CATALOG, NEUTRAL, PlanContext, Services
+from planlint.rules.grader_source import inputs as source_inputs
 from planlint.rules.leakage import inputs, remote_or_glob
 from planlint.rules.run import inputs as run_inputs
 from planlint.rules.schema import _compiled
@@ -36,12 +37,14 @@ from planlint.rules.schema import _compiled
 # shipping results back and waiting for the slowest chunk against ~1 ms a file.
 MIN_FILES_PER_WORKER = 24
 # Rules of these scopes decide from the plan text and the config alone, which is
-# what the cache key holds, or (scope "data") also from the split files, which
-# each cache entry lists with their state (rules.leakage.inputs). A rule that
-# reads anything else (a registry, git) has another scope, and while one is
-# enabled nothing is cached; or, as the run rules do for git's answer about a
-# pinned commit, has its inputs say None when the result rests on it (not cached).
-CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo", "data"})
+# what the cache key holds, or (scope "data") also from the split files, or
+# (scope "files") from other files of the repository the plan names (grader
+# sources), which each cache entry lists with their state (rules.leakage.inputs,
+# rules.grader_source.inputs). A rule that reads anything else (a registry,
+# git) has another scope, and while one is enabled nothing is cached; or, as
+# the run rules do for git's answer about a pinned commit, has its inputs say
+# None when the result rests on it (not cached).
+CACHE_SAFE_SCOPES = frozenset({"plan", "file", "repo", "data", "files"})
 # ... except scopes whose rules never run here: diff rules (and PL705, scope policy) run in diff mode only.
 NOT_RUN_BY_LINT_PATHS = frozenset({"diff", "policy"})
 # A split file changed this close to (or after) the start of its plan's lint
@@ -166,9 +169,11 @@ def _inputs(result: FileResult, display: str, path: Path, config: Config, servic
     if not isinstance(result.data, dict):
         return []
     ctx = PlanContext(data=result.data, path=display, config=config, services=services or Services(), file=path)
-    looked = run_inputs(ctx)  # the run configs and their rollouts' files (PL801, PL008, PL901-PL903)
+    looked = run_inputs(ctx)  # the run configs and their rollouts' files (PL801, PL008, PL901-PL903, PL614)
     if looked is None:  # an unconfirmed pinned commit, a missing workspace directory: more than files show
         return None
+    if any(r.scope == "files" and c in config.rules for c, r in RULES.items()):
+        looked += source_inputs(ctx)  # the graders' source files (PL311)
     if any(r.scope == "data" and c in config.rules for c, r in RULES.items()):
         if remote_or_glob(ctx):
             return None

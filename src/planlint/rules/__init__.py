@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, diff, file_level, graders, leakage, pinning, placeholders, policy, published, run, secrets, splits
+from planlint.rules import baseline, budget, decision, diff, evaluation, file_level, grader_source, graders, leakage, pinning, placeholders, policy, power, profiles, published, run, secrets, splits, verdict
 from planlint.core.config import Config
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
@@ -24,6 +24,8 @@ _ALL: tuple[Rule, ...] = (
     pinning.model_revision_unpinned,
     pinning.runtime_version_unpinned,
     pinning.split_path_floating,
+    evaluation.evaluation_unpinned,
+    profiles.profile_unpinned,
     published.release_not_published,
     published.grader_version_not_published,
     # splits
@@ -48,6 +50,9 @@ _ALL: tuple[Rule, ...] = (
     graders.duplicate_grader_id,
     graders.judge_calibration_weak,
     graders.grader_not_qualified,
+    graders.reward_uncalibrated,
+    grader_source.grader_source_mismatch,
+    profiles.profile_scoring_not_native,
     # baseline
     baseline.baseline_missing,
     baseline.baseline_is_oracle,
@@ -55,6 +60,7 @@ _ALL: tuple[Rule, ...] = (
     baseline.baseline_unmeasured,
     baseline.baseline_metric_mismatch,
     baseline.baseline_model_differs,
+    evaluation.evaluation_settings_differ,
     # budget
     budget.max_spend_missing,
     budget.max_spend_invalid,
@@ -74,6 +80,12 @@ _ALL: tuple[Rule, ...] = (
     decision.reward_weights_invalid,
     decision.method_format_mismatch,
     decision.missing_inputs_open,
+    # can the eval detect the target, and is the result what the numbers say
+    power.eval_underpowered,
+    power.target_out_of_range,
+    power.rollouts_too_few,
+    evaluation.seed_missing,
+    verdict.verdict_inconsistent,
     # diff mode (--diff-base): the plan against its base revision
     diff.frozen_eval_changed,
     diff.release_changed_without_rebaseline,
@@ -96,8 +108,9 @@ _ALL: tuple[Rule, ...] = (
 RULES: dict[str, Rule] = {r.code: r for r in sorted(_ALL, key=lambda r: r.code)}
 BY_NAME: dict[str, Rule] = {r.name: r for r in _ALL}
 
-# Rules run on every plan in lint_file: "data" rules read the split files when present.
-PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope in ("plan", "data"))
+# Rules run on every plan in lint_file: "data" rules read the split files when present,
+# "files" rules other files of the repository the plan names (grader sources, run configs).
+PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope in ("plan", "data", "files"))
 DIFF_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "diff")
 
 

@@ -299,7 +299,7 @@ class Rule:
     check: Callable[[PlanContext], Iterator[Problem]]
     doc: str
     fixable: bool = False  # its problems may carry a Problem.fix (`planlint rules` and the docs say so)
-    scope: str = "plan"  # plan | file | repo | diff | data | registry
+    scope: str = "plan"  # plan | file | repo | diff | data | files | policy
 
     @property
     def summary(self) -> str:

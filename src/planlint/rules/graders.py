@@ -1,4 +1,4 @@
-"""Grader versions, calibration, qualification and use: PL301-PL309."""
+"""Grader versions, calibration, qualification and use: PL301-PL310."""
 
 from __future__ import annotations
 
@@ -223,8 +223,9 @@ def judge_uncalibrated(ctx: PlanContext) -> Iterator[Problem]:
             judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
             calibration: {labels: 200, agreement: 0.87}
     """
+    reported = _reported_by_pl310(ctx)
     for index, grader in ctx.graders():
-        if grader.get("type") == "llm_judge" and "calibration" not in grader:
+        if grader.get("type") == "llm_judge" and "calibration" not in grader and index not in reported:
             yield Problem(("graders", index, "calibration"), f"{_label(index, grader)} is an llm_judge with no calibration: measure agreement with human labels and record calibration: {{labels, agreement}}", missing=True)
 
 
@@ -482,3 +483,92 @@ def grader_not_qualified(ctx: PlanContext) -> Iterator[Problem]:
         names = {scalar_text(n) for n in qualified if n is not None and not isinstance(n, (dict, list))} if isinstance(qualified, list) else set()
         if isinstance(qualified, list) and runtime not in names:
             yield Problem(route, f"reward {label} is not qualified on the runtime {show(runtime)} (qualified_on lists {', '.join(show(n) for n in qualified) or 'nothing'}): a check elsewhere does not qualify execution there; check it on {show(runtime)} and add it")
+
+
+def uncalibrated_reward(ctx: PlanContext) -> list[tuple[int, dict]] | None:
+    """The reward's graders when every one is an `llm_judge` without `calibration` in an approved or
+    running GRPO plan (PL310's case), else None. An id no grader has is PL303's: then None."""
+    if ctx.get("method", "type") != "grpo" or ctx.get("metadata", "status") not in ("approved", "running"):
+        return None
+    reward = ctx.get("reward", "graders")
+    if not isinstance(reward, list) or not reward:
+        return None
+    by_id: dict[str, tuple[int, dict]] = {}
+    for index, grader in ctx.graders():
+        ident = grader.get("id")
+        if ident is not None and not isinstance(ident, (dict, list)):
+            by_id.setdefault(scalar_text(ident), (index, grader))  # a duplicated id is PL307's
+    found = []
+    for ident in reward:
+        if ident is None or isinstance(ident, (dict, list)) or scalar_text(ident) not in by_id:
+            return None
+        index, grader = by_id[scalar_text(ident)]
+        if grader.get("type") != "llm_judge" or "calibration" in grader:
+            return None
+        found.append((index, grader))
+    return found
+
+
+def _reported_by_pl310(ctx: PlanContext) -> set[int]:
+    """The graders PL310 reports (so PL305 does not report them again), when it is enabled."""
+    rules = getattr(ctx.config, "_rules", None)  # the run's resolved selection; a caller without one runs every rule
+    if rules is not None and "PL310" not in rules:
+        return set()
+    return {index for index, _ in uncalibrated_reward(ctx) or ()}
+
+
+@rule("PL310", "reward-uncalibrated", ERROR)
+def reward_uncalibrated(ctx: PlanContext) -> Iterator[Problem]:
+    """An approved or running GRPO plan's whole reward comes from `llm_judge` graders that were never calibrated.
+
+    GRPO optimises whatever the reward says, and a judge whose agreement
+    with human labels was never measured may reward confident wrong answers,
+    length or flattery. With a code grader beside it, the verifier keeps
+    the judge in check; when uncalibrated judges are the whole reward,
+    nothing does. The guide: "Resolve execution and calibration blockers
+    before approving training." Calibrate the judges (`calibration: {labels,
+    agreement}`) or add an executable grader to the reward before the plan
+    is approved. Reported at `reward.graders`; PL305 then does not report
+    those judges again.
+
+    Example (fails):
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: approved}
+        graders:
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+        reward:
+          graders: [tone]
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+    Example (passes):
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: approved}
+        graders:
+          - id: tone
+            type: llm_judge
+            name: polite-tone-judge
+            version: 3.0.1
+            judge_model: {name: gpt-5-mini, revision: "2026-08-07"}
+            calibration: {labels: 200, agreement: 0.87}
+        reward:
+          graders: [tone]
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          grader_versions: {tone: 3.0.1}
+          result: {metric: pass@1, value: 0.41, rollouts: 64}
+    """
+    judges = uncalibrated_reward(ctx)
+    if not judges:
+        return
+    names = ", ".join(_label(index, grader) for index, grader in judges)
+    what = "an llm_judge" if len(judges) == 1 else "llm_judge graders"
+    status = ctx.get("metadata", "status")
+    yield Problem(("reward", "graders"), f"the plan is {status}, and its whole reward comes from {names}, {what} with no calibration: "
+                                         f"measure agreement with human labels (calibration: {{labels, agreement}}) or add an executable grader "
+                                         f"to the reward before training against it")

@@ -247,7 +247,9 @@ def task_overlap(ctx: PlanContext) -> Iterator[Problem]:
     """A task id is listed in both `splits.train.tasks` and `splits.eval.tasks`.
 
     A task the model trained on cannot tell you whether it generalises. The
-    finding points at the eval item.
+    finding points at the eval item. (The examples are drafts whose baseline
+    is still to be measured: an approved plan's eval of two tasks could not
+    tell any target from noise, PL611.)
 
     Example (fails):
         splits:
@@ -258,6 +260,12 @@ def task_overlap(ctx: PlanContext) -> Iterator[Problem]:
             frozen: true
           boundary:
             group_key: customer_id
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: draft}
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          status: planned
+          next_step: "4 rollouts of each eval task"
     Example (passes):
         splits:
           train:
@@ -267,6 +275,12 @@ def task_overlap(ctx: PlanContext) -> Iterator[Problem]:
             frozen: true
           boundary:
             group_key: customer_id
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: draft}
+        baseline:
+          model: {name: Qwen/Qwen3-8B, revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345}
+          split: eval
+          status: planned
+          next_step: "4 rollouts of each eval task"
     """
     train_tasks, eval_tasks = ctx.get("splits", "train", "tasks"), ctx.get("splits", "eval", "tasks")
     if not isinstance(train_tasks, list) or not isinstance(eval_tasks, list):
