@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from planlint.core.messages import show
 from planlint.rules.base import ERROR, PlanContext, Problem, rule
@@ -125,6 +126,16 @@ def inputs(ctx: PlanContext) -> list[Path]:
         return []
     root = plan_repository(ctx)
     return [root / grader["source"] for grader in graders if not os.path.isabs(grader["source"])]
+
+
+def named_sources(data: Any) -> set[str]:
+    """The grader sources a plan's data names, as repository paths (`/`, normalized): for diff mode,
+    which lints an unchanged plan again when one of them changed (PL710)."""
+    graders = data.get("graders") if isinstance(data, dict) else None
+    if not isinstance(graders, list):
+        return set()
+    values = (grader.get("source") for grader in graders if isinstance(grader, dict))
+    return {posixpath.normpath(value.replace("\\", "/")) for value in values if isinstance(value, str) and value.strip()}
 
 
 def _label(index: int, grader: dict) -> str:

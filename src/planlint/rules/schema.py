@@ -78,6 +78,7 @@ OWNED_VALUES: dict[tuple, frozenset | None] = {
     ("baseline", "evaluation", "chat_template"): ALL,  # PL108
     ("baseline", "evaluation", "tokenizer_revision"): ALL,  # PL108
     ("dataset", "profile", "version"): ALL,  # PL109
+    ("graders", "*", "source"): frozenset({"minLength"}),  # PL311: an empty source
     ("budget", "approved_by"): lambda validator, instance, data: _status(data) in ("approved", "running", "completed") and (instance is None or instance == "" or instance == []),  # PL506: empty
 }
 
