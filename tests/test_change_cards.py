@@ -348,7 +348,8 @@ def test_pl507_for_a_named_file_counts_the_repositorys_other_plans(tmp_path, pla
     repo = new_repo(tmp_path / "repo")
     write(repo / ".planlint.yaml", "budget: {committed_limit: {USD: 12000}}\n")
     write(repo / "plans" / "search.yaml", plan("search-ranking", status="running", **{"max_spend: 250": "max_spend: 10800"}))
-    write(repo / "plans" / "done.yaml", plan("done-plan", status="completed", **{"max_spend: 250": "max_spend: 5000"}))
+    done = plan("done-plan", status="completed", **{"max_spend: 250": "max_spend: 5000"}) + "outcome: {value: 0.55, verdict: met}\n"  # PL615
+    write(repo / "plans" / "done.yaml", done)
     write(repo / "plans" / "retail.yaml", plan("retail-refund-window", status="draft"))
     commit(repo, "base")
     write(repo / "plans" / "retail.yaml", plan("retail-refund-window", status="approved", **{"max_spend: 250": "max_spend: 1600"}))

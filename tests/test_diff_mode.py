@@ -196,7 +196,7 @@ DIFF_CODES = sorted(code for code, rule in RULES.items() if rule.scope == "diff"
 
 
 def test_diff_rules_are_registered():
-    assert DIFF_CODES == ["PL701", "PL702", "PL703", "PL704", "PL706", "PL707", "PL708"]
+    assert DIFF_CODES == ["PL701", "PL702", "PL703", "PL704", "PL706", "PL707", "PL708", "PL710", "PL711"]
 
 
 @pytest.mark.parametrize("code", DIFF_CODES)
@@ -582,7 +582,7 @@ def test_suppressing_a_diff_rule_is_judged_only_where_diff_rules_ran(tmp_path, p
     commit(repo, "base")
     assert planlint("--format", "json", cwd=repo).json["findings"] == []
     # Diff mode, plan unchanged in a way PL703 cares about: now the suppression is judged, and unused.
-    write(repo / "plans" / "a.yaml", plan("a", **suppressed, **{"max_steps: 400": "max_steps: 300"}))
+    write(repo / "plans" / "a.yaml", plan("a", **suppressed, **{"estimated_cost: 180": "estimated_cost: 170"}))
     result = planlint("--diff-base", "HEAD", "--format", "json", cwd=repo)
     assert [f["code"] for f in result.json["findings"]] == ["PL010"]
     # ... and used when it silences a real PL703.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import os
 import re
+from typing import Any
 
 from planlint.core.messages import sanitize
 from planlint.core.model import Finding, Report
@@ -287,7 +288,18 @@ def _card_title(card: dict) -> tuple[str, str]:
     else:
         transition = f"status {old or '(none)'} → {new or '(none)'}"
     where = _display(path) + (f" · {name}" if name else "")
-    return where, f"{change} · {transition}"
+    return where, f"{change} · {transition}" + _verdict(card.get("verdict"))
+
+
+def _verdict(verdict: Any) -> str:
+    """ · verdict met, and what the numbers give when it differs (PL615), for a completed plan's card."""
+    if not isinstance(verdict, dict):
+        return ""
+    recorded, computed = (v if isinstance(v, str) else None for v in (verdict.get("recorded"), verdict.get("computed")))
+    text = f" · verdict {recorded or '(none)'}"
+    if computed is not None and computed != recorded:
+        text += f" (its numbers give {computed})"
+    return text
 
 
 def _card(card: dict) -> list[str]:

@@ -28,6 +28,7 @@ from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.diff import same
 from planlint.rules.secrets import redact
+from planlint.rules.verdict import card_verdict
 from planlint.services.run_config import parse as parse_toml
 
 # What a reviewer must see, in the order a plan is read. Mappings are shown leaf by leaf.
@@ -44,8 +45,13 @@ WATCHED: tuple[tuple, ...] = (
     ("baseline", "status"),
     ("baseline", "result"),
     ("decision", "metric"),
+    ("decision", "split"),
     ("decision", "target_improvement"),
     ("decision", "stopping"),
+    ("decision", "alpha"),  # the test the eval is sized with (PL611): pre-registered like the rest (PL711)
+    ("decision", "power"),
+    ("decision", "discordance"),
+    ("outcome",),  # a completed plan's result; the card's "verdict" says what the numbers give (PL615)
     ("budget", "currency"),
     ("budget", "max_spend"),
     ("budget", "estimated_cost"),
@@ -184,16 +190,24 @@ def changed_fields(base: Any, head: Any, limit: int = 500) -> list[dict]:
 
 
 def card(kind: str, path: str, base: Any, head: Any) -> dict:
-    """The change card of one plan. `kind`: diff mode's added | modified | renamed | deleted."""
+    """The change card of one plan. `kind`: diff mode's added | modified | renamed | deleted.
+
+    A plan that is completed or records an outcome at head also gets `verdict`:
+    {"recorded", "computed"} (PL615), so the reviewer sees what the result claims
+    and what its numbers give."""
     base = base if isinstance(base, dict) else None
     head = head if isinstance(head, dict) else None
-    return {
+    out = {
         "path": path,
         "plan": _name(head) or _name(base),
         "change": KINDS.get(kind, kind),
         "status": [_status(base), _status(head)],
         "fields": changed_fields(base or {}, head or {}),
     }
+    verdict = card_verdict(head)
+    if verdict is not None:
+        out["verdict"] = verdict
+    return out
 
 
 def _run_config(read, path: Any) -> dict | None:

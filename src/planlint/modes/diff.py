@@ -39,6 +39,7 @@ from planlint.rules import DIFF_RULES, PlanContext, resolved
 from planlint.rules.base import Services
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange
+from planlint.rules.grader_source import named_sources
 from planlint.rules.leakage import inputs
 from planlint.rules.run import resolve_config
 
@@ -310,9 +311,10 @@ def _head_data(root: str, rel: str, config: Config) -> dict | None:
 
 
 def _plans_of_changed_run_configs(every_change: list[Change], changes: list[Change], scope: Scope, config: Config) -> list[Change]:
-    """Plans under PATHs that did not change but whose run config did (PL708 and the run rules
-    must see a pull request that edits only the TOML file)."""
-    changed_configs = {rel for c in every_change for rel in (c.head_rel, c.base_rel) if rel and rel.lower().endswith(".toml")}
+    """Plans under PATHs that did not change but whose run config or grader source did (PL708, the
+    run rules and PL710 must see a pull request that edits only the TOML file or the grader's code)."""
+    # Not YAML: a pull request that changes only plans (the common one) reads no other plan here.
+    changed_configs = {rel for c in every_change for rel in (c.head_rel, c.base_rel) if rel and not rel.lower().endswith(YAML_SUFFIXES)}
     if not changed_configs or not scope.existing:
         return []
     taken = {rel for c in changes for rel in (c.head_rel, c.base_rel) if rel}
@@ -323,10 +325,12 @@ def _plans_of_changed_run_configs(every_change: list[Change], changes: list[Chan
         if rel in taken or rel.startswith("../"):
             continue
         loaded = load_file(Path(absolute), config.parser_limits())
-        run = loaded.data.get("run") if not loaded.fatal and is_plan(loaded.data) else None
-        if not isinstance(run, dict):
+        if loaded.fatal or not is_plan(loaded.data):
             continue
-        named = {posixpath.normpath(v.replace("\\", "/")) for v in (run.get("training_config"), run.get("eval_config")) if isinstance(v, str) and v.strip()}
+        run = loaded.data.get("run")
+        named = named_sources(loaded.data)
+        if isinstance(run, dict):
+            named |= {posixpath.normpath(v.replace("\\", "/")) for v in (run.get("training_config"), run.get("eval_config")) if isinstance(v, str) and v.strip()}
         if named & changed_configs:
             found.append(Change("modified", rel, rel))
             taken.add(rel)

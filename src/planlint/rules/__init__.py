@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, diff, evaluation, file_level, grader_source, graders, leakage, pinning, placeholders, policy, power, profiles, published, run, secrets, splits, verdict
+from planlint.rules import baseline, budget, decision, diff, evaluation, file_level, grader_source, graders, leakage, pinning, placeholders, policy, power, preregistration, profiles, published, run, secrets, splits, verdict
 from planlint.core.config import Config
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
@@ -94,6 +94,8 @@ _ALL: tuple[Rule, ...] = (
     diff.grader_changed_without_rebaseline,
     diff.approval_not_verified,
     run.run_config_changed_while_running,
+    preregistration.grader_code_changed,
+    preregistration.decision_changed_after_approval,
     # diff mode: the pull request's change to planlint's configuration
     policy.policy_changed,
     # secrets
