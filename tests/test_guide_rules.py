@@ -151,8 +151,7 @@ def test_comment_refuses_a_report_with_malformed_missing_inputs(tmp_path):
 
 
 def test_missing_inputs_open_once_approved(planlint, tmp_path):
-    running = DRAFT.replace("  status: draft    ", "  status: running  ") + "evaluation: {seed: 7}\n"  # a running plan's seed: PL614
-    write(tmp_path / "plan.yaml", running)
+    write(tmp_path / "plan.yaml", DRAFT.replace("  status: draft    ", "  status: running  "))
     findings = planlint("--format", "json", "plan.yaml", cwd=tmp_path).json["findings"]
     assert [(f["code"], f["yaml_path"], f["severity"]) for f in findings] == [("PL610", "missing_inputs[0]", "error")]
 
@@ -272,5 +271,5 @@ def test_example_plans_are_clean_and_use_the_new_fields(planlint):
 def test_init_templates_include_the_new_fields(method, planlint, tmp_path):
     planlint("init", "--method", method, cwd=tmp_path)
     text = (tmp_path / "plans" / "new-experiment.yaml").read_text(encoding="utf-8")
-    for key in ("missing_inputs:", "qualified_on:", "predefined:", "approved_by:"):
+    for key in ("missing_inputs:", "qualified_on:", "predefined:", "approved_by:", "size:", "evaluation:", "seed:", "outcome:"):
         assert key in text, key
