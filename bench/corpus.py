@@ -44,7 +44,7 @@ DEFECTS = (
     "decision-on-train",    # PL604, PL403
     "duplicate-key",        # PL002
     "estimate-over-cap",    # PL504
-    "judge-uncalibrated",   # PL305 (warning)
+    "judge-uncalibrated",   # PL305 (warning); PL310 when it is the whole reward of an approved or running GRPO plan
     "stopping-empty",       # PL603
     "revision-main",        # PL103
     "syntax-error",         # PL001
@@ -108,6 +108,7 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
     currency = rng.choice(CURRENCIES)
     max_spend = rng.choice([150, 250, 400, 600, 900, 1500, 4000])
     metric = rng.choice(METRICS)
+    value: int | None = None  # the baseline's result in hundredths, once drawn
     out: list[str] = []
     add = out.append
 
@@ -147,6 +148,7 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
     add("method:")
     add(f"  type: {method}")
     add(f"  adapter: {rng.choice(['lora', 'lora', 'full'])}")
+    add(f"  seed: {index % 997 + 1}")  # a running plan records one (PL614)
     add("")
     add("base_model:")
     add(f"  name: {model}")
@@ -184,7 +186,10 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
     add("  train:")
     out.extend(_split_source(rng, "train", topic, base, shape))
     add("  eval:")
-    out.extend(_split_source(rng, "eval", topic, base + 1000, shape))
+    eval_source = _split_source(rng, "eval", topic, base + 1000, shape)
+    # A listed eval of 3-300 tasks cannot tell the corpus's targets from noise (PL611): the
+    # eval of a plan whose train tasks are listed is selected instead (drawn as before).
+    out.extend(eval_source if shape != "tasks" else ["    selector: {field: split, equals: eval}"])
     if defect == "eval-not-frozen":
         add("    frozen: false")
     else:
@@ -263,11 +268,13 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
             add("  status: planned")
             add(f"  next_step: \"{rng.choice([32, 64, 128])} rollouts on eval\"")
         elif rng.random() < 0.5:
-            add(f"  result: {{metric: {metric}, value: 0.{rng.randint(10, 90)}, rollouts: {rng.choice([64, 300, 1200])}}}")
+            value = rng.randint(10, 90)
+            add(f"  result: {{metric: {metric}, value: 0.{value}, rollouts: {rng.choice([64, 300, 1200])}}}")
         else:
             add("  result:")
             add(f"    metric: {metric}")
-            add(f"    value: 0.{rng.randint(10, 90)}")
+            value = rng.randint(10, 90)
+            add(f"    value: 0.{value}")
             add(f"    rollouts: {rng.choice([64, 300, 1200])}")
             add(f"    measured_at: \"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}\"")
         if rng.random() < 0.3:
@@ -276,7 +283,10 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
     add("decision:")
     add(f"  metric: {metric}")
     add(f"  split: {'train' if defect == 'decision-on-train' else 'eval'}")
-    add(f"  target_improvement: 0.{rng.randint(2, 15):02d}" + ("              # absolute, in the metric's units" if rng.random() < 0.3 else ""))
+    target = rng.randint(2, 15)
+    if value is not None:
+        target = min(target, 100 - value)  # a proportion cannot pass 1 (PL612)
+    add(f"  target_improvement: 0.{target:02d}" + ("              # absolute, in the metric's units" if rng.random() < 0.3 else ""))
     if defect == "stopping-empty":
         add("  stopping: {}")
     elif rng.random() < 0.5:
@@ -302,6 +312,9 @@ def make_plan(seed: int, index: int) -> tuple[str, str | None]:
         add(f"  approved_by: \"{rng.choice(OWNERS)}\"")
     if defect == "bare-suppression":
         add("  # planlint: disable-file=PL305")
+    if status == "completed" and value is not None:  # its result, met: the target reached exactly (PL615)
+        add("")
+        add(f"outcome: {{value: 0.{value + target:02d}, verdict: met}}" if value + target < 100 else "outcome: {value: 1.0, verdict: met}")
     text = "\n".join(out) + "\n"
     if defect == "syntax-error":
         text = text.replace("  summary: ", "  summary: \"", 1)

@@ -675,7 +675,8 @@ def test_the_benchmark_corpus_is_what_it_claims(tmp_path):
     assert set(found) == {name for name, defect in defects.items() if defect}
     for name, defect in defects.items():
         if defect:
-            assert EXPECTED_CODES[defect] in found[name], (name, defect, found[name])
+            also = {"PL310"} if defect == "judge-uncalibrated" else set()  # the whole reward of an approved GRPO plan
+            assert ({EXPECTED_CODES[defect]} | also) & found[name], (name, defect, found[name])
     assert set(EXPECTED_CODES) == set(DEFECTS)
     assert 0.02 < len(found) / len(defects) < 0.09
     assert make_plan(5, 17) == make_plan(5, 17)  # deterministic
