@@ -197,7 +197,7 @@ def card(kind: str, path: str, base: Any, head: Any) -> dict:
     and what its numbers give."""
     base = base if isinstance(base, dict) else None
     head = head if isinstance(head, dict) else None
-    out = {
+    out: dict[str, Any] = {
         "path": path,
         "plan": _name(head) or _name(base),
         "change": KINDS.get(kind, kind),

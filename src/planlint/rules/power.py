@@ -74,8 +74,8 @@ def eval_items(ctx: PlanContext) -> tuple[int, str] | None:
 
     Counted by a data check that read the split (COUNTED_EVAL_ITEMS in ctx.memo), else
     the eval split's task list, else its declared `size`."""
-    counted = ctx.memo.get(COUNTED_EVAL_ITEMS)
-    if whole(counted) is not None:
+    counted = whole(ctx.memo.get(COUNTED_EVAL_ITEMS))
+    if counted is not None:
         return counted, "counted in the eval split"
     tasks = ctx.get("splits", "eval", "tasks")
     if isinstance(tasks, list) and tasks:
@@ -104,9 +104,10 @@ def design(ctx: PlanContext) -> Design | None:
     baseline_split, decision_split = ctx.get("baseline", "split"), decision.get("split", "eval")
     paired = ctx.get("splits", "eval", "frozen") is True and (not isinstance(baseline_split, str) or baseline_split == decision_split)
     declared = decision.get("discordance")
-    if declared is not None and (number(declared) is None or not 0 < number(declared) <= 1):  # type: ignore[operator]
+    share = number(declared)
+    if declared is not None and (share is None or not 0 < share <= 1):
         return None
-    return Design(float(alpha), float(power), paired, float(declared) if paired and declared is not None else None)
+    return Design(float(alpha), float(power), paired, share if paired else None)
 
 
 def describe(design: Design) -> str:
@@ -179,9 +180,15 @@ def eval_underpowered(ctx: PlanContext) -> Iterator[Problem | Note]:
     if tested is None:
         return
     n, source = found
-    needed = whole_items(items_needed(p0, target, tested))
-    if needed is not None and needed <= n:
+    if tested.discordance is not None and tested.discordance < target:
+        yield Problem(("decision", "discordance"), f"decision.discordance {show(ctx.get('decision', 'discordance'))} is below decision.target_improvement "
+                                                   f"{show(target_value)}: an improvement of {target:g} changes the outcome of at least that share of "
+                                                   f"the items, so both cannot hold; re-measure the discordance, or revisit the target",
+                      severity=None if ctx.get("metadata", "status") in STRICT_STATUSES else WARNING)
         return
+    needed = whole_items(items_needed(p0, target, tested))
+    if needed is None or needed <= n:
+        return  # None: no number of items at all, only for a declared discordance below the target (above)
     severity = None if ctx.get("metadata", "status") in STRICT_STATUSES else WARNING
     items = f"{n} eval item{'s' if n != 1 else ''} ({source})"
     smallest = detectable(p0, n, tested)
@@ -192,8 +199,7 @@ def eval_underpowered(ctx: PlanContext) -> Iterator[Problem | Note]:
                f"even the largest there is ({top:.3g}) needs {most if most is not None else 'more'} items")
     else:
         can = f"{items} can show an improvement of {_rounded_up(smallest)} or more"
-    need = f"it needs {needed} items" if needed is not None else \
-        f"no number of items can show it while decision.discordance {tested.discordance:g} is below it (an improvement of {target:g} changes the outcome of at least that share of items)"
+    need = f"it needs {needed} items"
     yield Problem(
         ("decision", "target_improvement"),
         f"decision.target_improvement {show(target_value)} cannot be told from noise: from a {metric} baseline of "
