@@ -18,7 +18,7 @@ from planlint.core.floating import floating_reason
 from planlint.core.messages import show
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, lookup, rule
-from planlint.rules.run import run_files
+from planlint.rules.run.files import run_files
 
 SECTIONS = (("evaluation",), ("baseline", "evaluation"))
 # References that must be pinned when given (the harness version must be given with a harness).

@@ -28,7 +28,7 @@ from typing import Any, Iterator
 
 from planlint.core.messages import show
 from planlint.rules.base import ERROR, PlanContext, Problem, rule
-from planlint.rules.run import display_path, inside, plan_repository
+from planlint.rules.run.files import display_path, inside, plan_repository
 
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 _SHA256 = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")

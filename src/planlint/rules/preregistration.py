@@ -19,7 +19,7 @@ from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
 from planlint.rules.diff import same
 from planlint.rules.grader_source import recorded_hash, resolve_source
-from planlint.rules.run import plan_repository
+from planlint.rules.run.files import plan_repository
 
 # The decision a plan is approved with, in the order a reader meets it.
 DECISION_KEYS = ("metric", "split", "target_improvement", "stopping", "alpha", "power", "discordance")
