@@ -121,7 +121,7 @@ def test_the_example_plans_are_checked_against_the_shipped_catalog(tmp_path, pla
     # The same project with a release that was never cut: caught offline.
     for name in (".planlint.yaml", "catalog.yaml"):
         shutil.copy(ROOT / name, tmp_path / name)
-    for directory in ("plans", "configs", "rollouts", "data"):  # the plans, and the Osmosis workspace one of them names
+    for directory in ("plans", "configs", "rollouts", "data", "graders"):  # the plans, the Osmosis workspace and grader sources they name
         shutil.copytree(ROOT / directory, tmp_path / directory)
     plan = tmp_path / "plans" / "retail-refund-grpo.yaml"
     plan.write_text(plan.read_text(encoding="utf-8").replace('release: "2026.11.03"', 'release: "2026.11.04"'), encoding="utf-8")

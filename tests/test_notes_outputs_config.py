@@ -34,7 +34,8 @@ def test_notes_in_json(project, planlint):
 
 
 def test_json_notes_is_an_empty_list_when_nothing_was_skipped(tmp_path, planlint):
-    write(tmp_path / "p.yaml", PLAN.replace("    path: data/retail/train.jsonl     # or selector: {field: split, equals: train}, or tasks: [ids]\n", "    tasks: [a, b]\n").replace("    path: data/retail/eval.jsonl\n", "    tasks: [c]\n"))
+    # Selected splits: no file to read (an eval of one listed task would be PL611's, a real defect).
+    write(tmp_path / "p.yaml", PLAN.replace("    path: data/retail/train.jsonl     # or selector: {field: split, equals: train}, or tasks: [ids]\n", "    selector: {field: split, equals: train}\n").replace("    path: data/retail/eval.jsonl\n", "    selector: {field: split, equals: eval}\n"))
     payload = planlint("--format", "json", "--no-cache", "p.yaml", cwd=tmp_path).json
     assert payload["notes"] == [] and payload["findings"] == []
 

@@ -36,6 +36,7 @@ def test_planlint_fix_hook_fixes_and_fails_the_commit_once(tmp_path):
     repo = tmp_path / "repo"
     (repo / "plans").mkdir(parents=True)
     shutil.copy(ROOT / "catalog.yaml", repo / "catalog.yaml")
+    shutil.copytree(ROOT / "graders", repo / "graders")  # the grader source the plan records (PL311)
     (repo / ".planlint.yaml").write_text("catalog: catalog.yaml\n", encoding="utf-8")
     original = (ROOT / "plans" / "retail-refund-grpo.yaml").read_text(encoding="utf-8")
     plan = repo / "plans" / "retail-refund-grpo.yaml"
