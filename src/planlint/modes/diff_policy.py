@@ -27,7 +27,7 @@ from planlint.engine.discovery import discover
 from planlint.engine.lint import make_finding, place
 from planlint.modes.diff_git import Scope, base_commit, base_text, check_rev, git_stderr, import_git, open_repo
 from planlint.rules import RULES, PlanContext, rule_names
-from planlint.rules.diff import approval_needed
+from planlint.rules.approvals import approval_needed
 from planlint.rules.policy import PolicyChange
 from planlint.services.catalog import CatalogError, catalog_from_text
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planlint.rules import baseline, budget, decision, diff, evaluation, file_level, grader_source, graders, leakage, pinning, placeholders, policy, power, preregistration, profiles, published, run, secrets, splits, verdict
+from planlint.rules import approvals, baseline, budget, decision, diff, evaluation, file_level, grader_source, graders, leakage, pinning, placeholders, policy, power, preregistration, profiles, published, run, secrets, splits, verdict
 from planlint.core.config import Config
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
@@ -92,7 +92,7 @@ _ALL: tuple[Rule, ...] = (
     diff.spend_raised_without_approval,
     diff.active_plan_removed,
     diff.grader_changed_without_rebaseline,
-    diff.approval_not_verified,
+    approvals.approval_not_verified,
     run.run_config_changed_while_running,
     preregistration.grader_code_changed,
     preregistration.decision_changed_after_approval,
