@@ -3,7 +3,7 @@ and pull request reviews (list, paginated as GitHub does: `per_page` up to 100, 
 `Link` headers to `/repositories/{id}/...` with rel="next" and rel="last").
 
 Answers have the shapes of the real API (review objects with `user`, `state`,
-`commit_id`, `submitted_at`, `author_association`; errors as `{"message",
+`commit_id` (the head the review was of), `submitted_at`, `author_association`; errors as `{"message",
 "documentation_url", "status"}`). `server.add_pull(12, author="bob")`,
 `server.add_review(12, "alice", "APPROVED")`; a pull request that was not
 added answers 404, as for a token that cannot see it.
@@ -129,8 +129,14 @@ class FakeGitHub:
             self.pulls[number] = {"author": author, "head_sha": head_sha, "reviews": []}
             return self.pulls[number]
 
-    def add_review(self, number: int, login: str, state: str, *, body: str = "", commit_id: str | None = None) -> dict:
-        """A submitted review, as GET .../pulls/{number}/reviews lists it (DISMISSED: an approval later dismissed)."""
+    def add_review(self, number: int, login: str, state: str, *, body: str = "", commit_id: str | None = None,
+                   association: str = "MEMBER") -> dict:
+        """A submitted review, as GET .../pulls/{number}/reviews lists it (DISMISSED: an approval later dismissed).
+
+        `commit_id`: the pull request's head when the review was submitted (default: its head now).
+        `association`: the reviewer's `author_association` with the repository, one of GitHub's
+        OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, FIRST_TIMER, MANNEQUIN, NONE.
+        """
         with self._lock:
             pull = self.pulls[number]
             self._next_id += 1
@@ -150,7 +156,7 @@ class FakeGitHub:
                 "state": state,
                 "html_url": html,
                 "pull_request_url": api,
-                "author_association": "MEMBER",
+                "author_association": association,
                 "_links": {"html": {"href": html}, "pull_request": {"href": api}},
                 "submitted_at": f"2026-11-30T12:{len(pull['reviews']) // 60 % 60:02d}:{len(pull['reviews']) % 60:02d}Z",
                 "commit_id": commit_id or pull["head_sha"],

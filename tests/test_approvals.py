@@ -39,7 +39,7 @@ def repository(tmp_path, head_plan: str, base_plan: str | None = None, base_conf
 def github(tmp_path, monkeypatch):
     """A pull request #12 by bob on the GitHub imitation, and the environment of an Actions run for it."""
     with FakeGitHub(TOKEN) as server:
-        server.add_pull(12, author="bob")
+        server.add_pull(12, author="bob", head_sha="1" * 40)  # reviews are of the head the event names
         event = write(tmp_path / "event.json", json.dumps({
             "action": "opened", "number": 12,
             "pull_request": {"number": 12, "user": {"login": "bob"}, "base": {"sha": "0" * 40}, "head": {"sha": "1" * 40}},
@@ -202,7 +202,7 @@ def test_pull_request_review_event(tmp_path, planlint, github, monkeypatch):
     repo = repository(tmp_path, plan("retail", status="approved", **APPROVE))
     event = write(tmp_path / "review.json", json.dumps({
         "action": "submitted", "review": {"id": 1, "state": "approved", "user": {"login": "carol"}},
-        "pull_request": {"number": 12, "user": {"login": "bob"}}, "repository": {"full_name": "o/r"},
+        "pull_request": {"number": 12, "user": {"login": "bob"}, "head": {"sha": "1" * 40}}, "repository": {"full_name": "o/r"},
     }))
     monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
     monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request_review")

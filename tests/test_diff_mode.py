@@ -148,6 +148,7 @@ def run_example(tmp_path: Path, planlint, example: str):
 
 _REVIEWS = re.compile(r"^#\s*reviews:\s*(.*?)(?:,\s*author:\s*(\S+))?\s*$", re.M)
 TOKEN = "ghp_" + "Rv7" * 12
+HEAD_SHA = "2" * 40  # the pull request's head, as the event names it
 
 
 @contextlib.contextmanager
@@ -159,12 +160,12 @@ def pull_request_reviews(tmp_path: Path, example: str):
         yield None
         return
     with FakeGitHub(TOKEN) as github:
-        github.add_pull(12, author=match.group(2) or "octocat")
+        github.add_pull(12, author=match.group(2) or "octocat", head_sha=HEAD_SHA)  # the reviews are of the head judged
         for item in filter(None, (part.strip() for part in match.group(1).split(","))):
             login, state = item.split()
             github.add_review(12, login, state)
         event = write(tmp_path / "event.json", json.dumps({"action": "opened", "number": 12, "pull_request": {
-            "number": 12, "user": {"login": match.group(2) or "octocat"}}}))
+            "number": 12, "user": {"login": match.group(2) or "octocat"}, "head": {"sha": HEAD_SHA}}}))
         env = {"GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "pull_request", "GITHUB_API_URL": github.url,
                "GITHUB_REPOSITORY": "o/r", "PLANLINT_GITHUB_TOKEN": TOKEN}
         saved = {key: os.environ.get(key) for key in env}

@@ -6,7 +6,10 @@ the GitHub API and builds a `ReviewState`; diff mode hands it to the rules.
 A user's standing verdict is their latest review that is APPROVED,
 CHANGES_REQUESTED or DISMISSED (GitHub marks an approval DISMISSED when it
 is dismissed); COMMENTED and PENDING reviews change nothing, as on GitHub.
-Logins compare without regard to case, as GitHub's do.
+Logins compare without regard to case, as GitHub's do. The standing review
+keeps what PL707 judges it by besides its verdict: the commit it was of
+(`commit_id`, the pull request's head when it was submitted) and the
+reviewer's `author_association` with the repository.
 """
 
 from __future__ import annotations
@@ -16,6 +19,20 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 VERDICTS = ("APPROVED", "CHANGES_REQUESTED", "DISMISSED")
+# GitHub's author_association values that mean write access to the repository.
+WRITE_ACCESS = ("OWNER", "MEMBER", "COLLABORATOR")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_ASSOCIATION = re.compile(r"^[A-Z_]{1,40}$")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A user's standing review: its verdict, the commit it was of (None when GitHub no longer
+    knows it, or it is no full SHA), and the reviewer's author_association (None when absent)."""
+
+    state: str
+    commit_id: str | None = None
+    association: str | None = None
 _LOGIN = re.compile(r"^@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))$")
 _TEAM = re.compile(r"^@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/([A-Za-z0-9_.-]{1,100})$")
 
@@ -28,6 +45,8 @@ class ReviewState:
     request's author (lower case), whose own approval never counts.
     `approvers`: team -> logins, from the base revision's configuration.
     `error`: why the reviews could not be read (PL707 then fails closed).
+    `reviews`: login (lower case) -> its standing review (verdict, commit, association).
+    `head_sha`: the pull request's head commit this run judges (from the event), or None.
     """
 
     number: int | None = None
@@ -35,22 +54,47 @@ class ReviewState:
     verdicts: dict[str, str] = field(default_factory=dict)
     approvers: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
+    reviews: dict[str, Standing] = field(default_factory=dict)
+    head_sha: str | None = None
+
+    def authorised(self, login: str) -> bool:
+        """May `login` approve? A member of a team of the base revision's approvers map may;
+        anyone else needs write access to the repository (GitHub's author_association)."""
+        if any(login in members for members in self.approvers.values()):
+            return True
+        standing = self.reviews.get(login)
+        return standing is not None and standing.association in WRITE_ACCESS
 
 
 def standing_verdicts(reviews: Iterable[Any]) -> dict[str, str]:
     """login (lower case) -> the state of that user's latest APPROVED/CHANGES_REQUESTED/DISMISSED review."""
+    return {login: standing.state for login, standing in standing_reviews(reviews).items()}
+
+
+def standing_reviews(reviews: Iterable[Any]) -> dict[str, Standing]:
+    """login (lower case) -> that user's latest APPROVED/CHANGES_REQUESTED/DISMISSED review."""
     ordered = [r for r in reviews if isinstance(r, dict)]
     if all(isinstance(r.get("id"), int) and not isinstance(r.get("id"), bool) for r in ordered):
         ordered.sort(key=lambda r: r["id"])  # GitHub lists oldest first; ids only grow
-    verdicts: dict[str, str] = {}
+    standing: dict[str, Standing] = {}
     for review in ordered:
         user = review.get("user")
         login = user.get("login") if isinstance(user, dict) else None
         state = review.get("state")
         if not isinstance(login, str) or not _LOGIN.match(login) or state not in VERDICTS:
             continue
-        verdicts[login.lower()] = state
-    return verdicts
+        association = review.get("author_association")
+        standing[login.lower()] = Standing(
+            state,
+            full_sha(review.get("commit_id")),
+            association if isinstance(association, str) and _ASSOCIATION.match(association) else None,
+        )
+    return standing
+
+
+def full_sha(value: Any) -> str | None:
+    """`value` as a full lower-case commit SHA, or None."""
+    return value.lower() if isinstance(value, str) and _SHA.match(value.lower()) else None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any, Callable
 
-from planlint.core.reviews import ReviewState, standing_verdicts
+from planlint.core.reviews import ReviewState, full_sha, standing_reviews
 from planlint.integrations import github_event
 from planlint.integrations.github_api import DEFAULT_API_URL, GitHub, GitHubError
 from planlint.services.http import HTTPError, RetryPolicy, Secret, log_to_stderr, scrub
@@ -33,6 +33,7 @@ class PullRequest:
     author: str | None
     api_url: str
     token: Any  # http.Secret, or None
+    head_sha: str | None = None  # the head commit the event is for: what this run judges
     _state: ReviewState | None = None
 
     def __repr__(self) -> str:  # never show the token
@@ -43,11 +44,11 @@ class PullRequest:
         if self._state is None:
             self._state = self._read(log)
         state = self._state
-        return ReviewState(state.number, state.author, state.verdicts, dict(approvers), state.error)
+        return ReviewState(state.number, state.author, state.verdicts, dict(approvers), state.error, state.reviews, state.head_sha)
 
     def _read(self, log) -> ReviewState:
         def failed(why: str) -> ReviewState:
-            return ReviewState(self.number, self.author, {}, {}, why)
+            return ReviewState(self.number, self.author, {}, {}, why, head_sha=self.head_sha)
 
         if not self.token:
             return failed("no token in PLANLINT_GITHUB_TOKEN or GITHUB_TOKEN to read the pull request's reviews with "
@@ -67,7 +68,9 @@ class PullRequest:
             return failed(f"the pull request's reviews could not be read: {exc}{hint}")
         except Exception as exc:  # noqa: BLE001 - a failure to read is a finding, never a traceback
             return failed(scrub(f"the pull request's reviews could not be read ({type(exc).__name__})", [self.token.value]))
-        return ReviewState(self.number, self.author, standing_verdicts(reviews), {}, None)
+        standing = standing_reviews(reviews)
+        verdicts = {login: review.state for login, review in standing.items()}
+        return ReviewState(self.number, self.author, verdicts, {}, None, standing, self.head_sha)
 
 
 def from_environment(env: dict | None = None) -> PullRequest | None:
@@ -90,8 +93,10 @@ def from_environment(env: dict | None = None) -> PullRequest | None:
         repo = full_name if isinstance(full_name, str) else ""
     user = pull.get("user")
     author = user.get("login") if isinstance(user, dict) else None
+    head = pull.get("head")
     token = env.get("PLANLINT_GITHUB_TOKEN") or env.get("GITHUB_TOKEN") or ""
     return PullRequest(
         number=number, repository=repo, author=author.lower() if isinstance(author, str) else None,
         api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL, token=Secret(token) if token else None,
+        head_sha=full_sha(head.get("sha")) if isinstance(head, dict) else None,
     )

@@ -172,7 +172,7 @@ def _head_reader(root: str, config: Config):
 
 def _run_diff_rules(
     result: FileResult, base: dict | None, change: PlanChange, config: Config, reviews: ReviewState | None = None,
-    *, file: Path | None = None, base_text=None,
+    *, file: Path | None = None, base_text=None, changed_since=None,
 ) -> None:
     """The diff rules on one plan. A new plan (no base version) gets only PL707, which judges new plans too.
     `file`, `base_text`: what the run rules need besides (the plan's file, a reader of the base revision's files)."""
@@ -183,7 +183,7 @@ def _run_diff_rules(
         result.diff_checked = True
     ctx = PlanContext(
         data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config,
-        file=file, base=base, change=change, reviews=reviews, base_text=base_text,
+        file=file, base=base, change=change, reviews=reviews, base_text=base_text, changed_since=changed_since,
     )
     for rule in DIFF_RULES:
         if rule.code not in config.rules or (base is None and rule.code != "PL707"):
@@ -249,9 +249,10 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
             cards.append(plan_changes.card(change.kind, display, base_data, head_data))
             cards[-1]["fields"] += plan_changes.run_config_fields(base_data, head_data, read_base, read_head)
             reviews = approvals.for_plan(base_data, head_data)
+            since = approvals.changed_since(repo, change.head_rel, head_data, read_head) if reviews is not None and head_data else None
             _run_diff_rules(
                 result, base_data, PlanChange(change.kind, display, base_display, gone), config, reviews,
-                file=Path(os.path.join(cwd, display)), base_text=read_base,
+                file=Path(os.path.join(cwd, display)), base_text=read_base, changed_since=since,
             )
             results.append(result)
             base_of[id(result)] = change.base_rel

@@ -20,6 +20,7 @@ from planlint.core.config import Config
 from planlint.core.loader import decode
 from planlint.core.messages import sanitize, show
 from planlint.core.model import UsageError
+from planlint.core.reviews import full_sha
 from planlint.engine.discovery import _SKIP_DIRS, YAML_SUFFIXES
 
 FETCH_HINT = (
@@ -225,6 +226,74 @@ def base_text(base_tree, rel: str, max_size: int) -> str | None:
     except KeyError:
         return None
     if blob.type != "blob" or blob.mode == 0o120000 or blob.size > max_size:
+        return None
+    text, problem = decode(blob.data_stream.read())
+    return None if problem is not None else text
+
+
+def commit_of(repo, sha: str):
+    """The commit whose full SHA is `sha`, or None when this clone does not have it.
+
+    Only a full hexadecimal SHA is looked up (GitPython reads it from the
+    object database); anything else is None.
+    """
+    from gitdb.exc import ODBError
+
+    sha = full_sha(sha) or ""
+    if not sha:
+        return None
+    try:
+        obj = repo.rev_parse(sha)
+    except (ODBError, ValueError, LookupError, OSError, AttributeError):
+        return None
+    except Exception:  # noqa: BLE001 - GitPython's own errors: the commit is not here to read
+        return None
+    return obj if getattr(obj, "type", None) == "commit" else None
+
+
+_LINK = 0o120000
+_MAX_LINKS = 16
+
+
+def tree_blob(tree, value: str):
+    """The regular file that repository path `value` names in `tree`, symbolic links followed
+    inside the tree (at most 16), or None: absent, a directory, or a link out of the repository."""
+    pending = [part for part in value.replace("\\", "/").split("/") if part not in ("", ".")]
+    if value.startswith(("/", "\\")):
+        return None
+    done: list[str] = []
+    hops = 0
+    pending.reverse()
+    while pending:
+        name = pending.pop()
+        if name == "..":
+            if not done:
+                return None  # out of the repository
+            done.pop()
+            continue
+        try:
+            obj = tree / "/".join(done + [name])
+        except (KeyError, TypeError, ValueError, AttributeError):  # absent, or a step through a file
+            return None
+        if obj.type == "blob" and obj.mode == _LINK:
+            hops += 1
+            target, problem = decode(obj.data_stream.read())
+            if hops > _MAX_LINKS or problem is not None or target is None or target.startswith("/"):
+                return None
+            pending.extend(reversed([part for part in target.split("/") if part not in ("", ".")]))
+            continue  # the target is relative to the link's directory: `done`
+        done.append(name)
+    if not done:
+        return None
+    obj = tree / "/".join(done)
+    return obj if obj.type == "blob" and obj.mode != _LINK else None
+
+
+def tree_text(tree, value: str, max_size: int) -> str | None:
+    """The text of the file repository path `value` names in `tree`, links followed inside the
+    tree, or None (absent, a link out of the repository, too large, not UTF-8)."""
+    blob = tree_blob(tree, value)
+    if blob is None or blob.size > max_size:
         return None
     text, problem = decode(blob.data_stream.read())
     return None if problem is not None else text

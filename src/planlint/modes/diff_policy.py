@@ -20,14 +20,26 @@ from pathlib import Path
 from planlint.core import suppressions as supp
 from planlint.core.config import Config, ConfigError, approvers_settings, build_config, find_config, parse_approvers, raw_settings, settings_from_text
 from planlint.core.loader import decode, load_file, load_text
-from planlint.core.model import FileResult, Report, UsageError
+from planlint.core.model import FileResult, Report, UsageError, is_plan
 from planlint.core.positions import START, Span
 from planlint.core.reviews import ReviewState
 from planlint.engine.discovery import discover
 from planlint.engine.lint import make_finding, place
-from planlint.modes.diff_git import Scope, base_commit, base_text, check_rev, git_stderr, import_git, open_repo
+from planlint.modes.diff_git import (
+    FETCH_HINT,
+    Scope,
+    base_commit,
+    base_text,
+    check_rev,
+    commit_of,
+    git_stderr,
+    import_git,
+    is_shallow,
+    open_repo,
+    tree_text,
+)
 from planlint.rules import RULES, PlanContext, rule_names
-from planlint.rules.approvals import approval_needed
+from planlint.rules.approvals import approval_needed, approval_subject, subject_changes
 from planlint.rules.policy import PolicyChange
 from planlint.services.catalog import CatalogError, catalog_from_text
 
@@ -167,6 +179,36 @@ class Approvals:
             approvers, self.base_notes = self._approvers()
             self.state = self.pull_request.review_state(approvers)
         return self.state
+
+    def changed_since(self, repo, rel: str, head: dict, read_head):
+        """commit -> what of the plan's approval subject differs between that commit and the head
+        (`rules.approvals.subject_changes`), or why that cannot be told: for PL707's stale approvals.
+
+        The plan is read at `rel` (its path at head) from the commit's git objects, and the
+        run configs it names there with links followed inside that commit's tree; the head's
+        from the working tree (`read_head`). Each commit is read once.
+        """
+        head_subject = approval_subject(head, read_head)
+        answers: dict[str, object] = {}
+
+        def changed(commit_id: str):
+            if commit_id not in answers:
+                answers[commit_id] = self._changed(repo, commit_id, rel, head_subject)
+            return answers[commit_id]
+
+        return changed
+
+    def _changed(self, repo, commit_id: str, rel: str, head_subject: dict):
+        commit = commit_of(repo, commit_id)
+        if commit is None:
+            where = f" ({FETCH_HINT})" if is_shallow(repo) else ""
+            return f"is not in this clone{where}, so what it approved cannot be compared with the head"
+        limit = self.config.max_file_size
+        text = tree_text(commit.tree, rel, limit)
+        loaded = load_text(text, self.config.parser_limits()) if text is not None else None
+        if loaded is None or loaded.fatal or not is_plan(loaded.data):
+            return f"has no readable plan at {rel}, so what it approved cannot be compared with the head"
+        return subject_changes(approval_subject(loaded.data, lambda path: tree_text(commit.tree, path, limit)), head_subject)
 
     def notes(self) -> list[str]:
         if "PL707" not in self.config.rules:

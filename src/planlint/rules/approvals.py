@@ -4,7 +4,17 @@ Runs only in diff mode, for a GitHub pull request. Diff mode hands the rule,
 besides the plan and its base version (`ctx.base`):
 
 * `ctx.reviews`: a `reviews.ReviewState` (the pull request's reviews, read by
-  diff mode's caller), absent outside a pull request.
+  diff mode's caller), absent outside a pull request;
+* `ctx.changed_since(commit)`: what of the plan's approval subject (its
+  budget, metadata.status and run configs, `approval_subject`) differs
+  between that commit and the head, `subject_changes`' list; or a string
+  saying why that cannot be told (a commit this clone does not have).
+
+An approval counts when it stands (the reviewer's latest verdict), is not
+the author's, comes from someone the base revision authorises (a member of
+a team of its `approvers` map, or a reviewer with write access), and is of
+the head being judged or of an earlier commit whose approval subject is the
+head's.
 
 Docstring examples are diff-mode examples (see `rules/diff.py`); a line
 `# reviews: carol APPROVED, author: bob` runs them as a pull request whose
@@ -13,13 +23,63 @@ reviews a GitHub imitation serves.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from planlint.core.messages import show
-from planlint.core.reviews import ReviewState, named_approvers
+from planlint.core.reviews import WRITE_ACCESS, ReviewState, named_approvers
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
 from planlint.rules.budget import spend_amount
+from planlint.rules.diff import first_change, same
+
+RUN_CONFIG_KEYS = ("training_config", "eval_config")
+
+
+def approval_subject(data: Any, read: Callable[[str], str | None]) -> dict[str, Any]:
+    """What an approval of a plan is of: its `budget`, its `metadata.status`, and the text of each
+    run config it names (`read(path)`: the file's text, links resolved, or None). Values may be MISSING."""
+    subject: dict[str, Any] = {"budget": lookup(data, ("budget",)), "metadata.status": lookup(data, ("metadata", "status"))}
+    for key in RUN_CONFIG_KEYS:
+        path = lookup(data, ("run", key))
+        subject[f"run.{key}"] = (path, read(path)) if isinstance(path, str) and path.strip() else (None, None)
+    return subject
+
+
+def subject_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two approval subjects, in words (empty: the same approval subject)."""
+    changes: list[str] = []
+    if not same(old["budget"], new["budget"]):
+        if isinstance(old["budget"], dict) and isinstance(new["budget"], dict):
+            where, _ = first_change(old["budget"], new["budget"], ("budget",)) or (("budget",), "changed")
+            changes.append(_changed(where, lookup(old["budget"], where[1:]), lookup(new["budget"], where[1:])))
+        else:
+            changes.append(_changed(("budget",), old["budget"], new["budget"]))
+    if not same(old["metadata.status"], new["metadata.status"]):
+        changes.append(_changed(("metadata", "status"), old["metadata.status"], new["metadata.status"]))
+    for key in RUN_CONFIG_KEYS:
+        (old_path, before), (path, after) = old[f"run.{key}"], new[f"run.{key}"]
+        if before != after:
+            named = path if path is not None else old_path
+            changes.append(f"the run config {show(named)} (run.{key}) changed" if named is not None else f"run.{key} changed")
+    return changes
+
+
+def _changed(route: tuple, before: Any, after: Any) -> str:
+    where = ".".join(str(part) for part in route)
+    if before is MISSING:
+        return f"{where} was added"
+    if after is MISSING:
+        return f"{where} was removed"
+    if isinstance(before, (dict, list)) or isinstance(after, (dict, list)):
+        return f"{where} changed"
+    return f"{where} changed from {_word(before)} to {_word(after)}"
+
+
+def _word(value: Any) -> str:
+    """An amount as written (600), anything else quoted ('running')."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return show(scalar_text(value))[1:-1]
+    return show(scalar_text(value) if value is not None else None)
 
 
 def approval_needed(base: Any, head: Any) -> str | None:
@@ -51,7 +111,7 @@ _VERDICT_WORDS = {"CHANGES_REQUESTED": "requested changes", "DISMISSED": "had th
 
 @rule("PL707", "approval-not-verified", ERROR, scope="diff")
 def approval_not_verified(ctx: PlanContext) -> Iterator[Problem]:
-    """A plan's status becomes approved or running, or its `max_spend` rose, without a verified approval.
+    """A plan's status becomes approved or running, or its cap rose, without a verified approval of it.
 
     `budget.approved_by` is text the pull request's author writes; on its own
     it proves nothing. When planlint runs for a GitHub pull request (a
@@ -62,8 +122,16 @@ def approval_not_verified(ctx: PlanContext) -> Iterator[Problem]:
     pull request's author. `approved_by` names users (`@login`) or teams
     (`@org/team`); a team's members come from the `approvers:` map of the
     base revision's configuration (the pull request cannot add itself to
-    it). Reviews that cannot be read (no token, 403, 404) fail the check.
-    A suppression comment in the plan does not silence PL707 (the author
+    it). Who may approve is decided by the base revision too: a member of
+    a team of that map, or, for a user named directly, someone with write
+    access to the repository (GitHub's `author_association` OWNER, MEMBER
+    or COLLABORATOR); otherwise the author could name a friend with no
+    access at all. An approval is of one commit (the review's `commit_id`):
+    it counts for the head being judged, or for an earlier commit whose
+    `budget`, `metadata.status` and run configs (their content, links
+    resolved) are the head's; a later change of any of them makes it stale.
+    Reviews that cannot be read (no token, 403, 404) fail the check. A
+    suppression comment in the plan does not silence PL707 (the author
     wrote it); only the configuration can turn it off. Outside a pull
     request PL707 does not run, and a note says so.
 
@@ -108,19 +176,40 @@ def approval_not_verified(ctx: PlanContext) -> Iterator[Problem]:
             detail = "budget.approved_by is absent or empty"
         yield Problem(route, f"{need}: {detail}", missing=missing)
         return
-    if any(state.verdicts.get(login) == "APPROVED" and login != state.author for login in named.logins):
+    reasons = [_why_not(login, state, ctx) for login in named.logins]
+    if any(reason is None for reason in reasons):
         return
-    reasons = []
-    for login in named.logins[:10]:
-        verdict = state.verdicts.get(login)
-        if login == state.author:
-            reasons.append(f"@{login} is the pull request's author" + (" (self-approval does not count)" if verdict == "APPROVED" else ""))
-        elif verdict in _VERDICT_WORDS:
-            reasons.append(f"@{login} {_VERDICT_WORDS[verdict]}")
-        else:
-            reasons.append(f"@{login} has not approved")
+    shown = [reason for reason in reasons[:10] if reason is not None]
     if len(named.logins) > 10:
-        reasons.append(f"and {len(named.logins) - 10} more have not approved")
+        shown.append(f"and {len(named.logins) - 10} more have not approved")
     if named.unknown_teams:
-        reasons.append(f"{', '.join('@' + t for t in named.unknown_teams)} is not in the base revision's approvers map")
-    yield Problem(route, f"{need}, and none has one: {'; '.join(reasons)}. Ask one of them to approve the pull request", missing=missing)
+        shown.append(f"{', '.join('@' + t for t in named.unknown_teams)} is not in the base revision's approvers map")
+    yield Problem(route, f"{need}, and none has one: {'; '.join(shown)}. Ask one of them to approve the pull request", missing=missing)
+
+
+def _why_not(login: str, state: ReviewState, ctx: PlanContext) -> str | None:
+    """Why `login`'s review does not approve this plan's change, or None when it does."""
+    standing = state.reviews.get(login)
+    verdict = standing.state if standing is not None else state.verdicts.get(login)
+    if login == state.author:
+        return f"@{login} is the pull request's author" + (" (self-approval does not count)" if verdict == "APPROVED" else "")
+    if verdict in _VERDICT_WORDS:
+        return f"@{login} {_VERDICT_WORDS[verdict]}"
+    if verdict != "APPROVED":
+        return f"@{login} has not approved"
+    if not state.authorised(login):
+        association = standing.association if standing is not None and standing.association else "absent"
+        return (f"@{login} approved but has no write access to the repository (author_association {association}, "
+                f"not {', '.join(WRITE_ACCESS[:-1])} or {WRITE_ACCESS[-1]}) and is in no team of the base revision's approvers map")
+    commit = standing.commit_id if standing is not None else None
+    if commit is not None and commit == state.head_sha:
+        return None  # an approval of the head being judged
+    if commit is None:
+        return f"@{login} approved a commit GitHub no longer knows, so what it approved cannot be compared with the head"
+    changed = ctx.changed_since(commit) if ctx.changed_since is not None else "diff mode could not read it"
+    if isinstance(changed, str):
+        return f"@{login} approved commit {commit[:12]}, which {changed}"
+    if changed:
+        listed = "; ".join(changed[:4]) + (f"; and {len(changed) - 4} more" if len(changed) > 4 else "")
+        return f"@{login} approved commit {commit[:12]}, which is stale: since then {listed}"
+    return None  # an earlier commit whose budget, status and run configs are the head's
