@@ -30,7 +30,7 @@ from planlint.core.reviews import WRITE_ACCESS, ReviewState, named_approvers
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
 from planlint.rules.budget import spend_amount
-from planlint.rules.diff import first_change, same
+from planlint.rules.diff import currency_changed, first_change, same
 
 RUN_CONFIG_KEYS = ("training_config", "eval_config")
 
@@ -86,7 +86,7 @@ def approval_needed(base: Any, head: Any) -> str | None:
     """Why the change of a plan needs a verified approval (PL707), or None.
 
     Its status becomes approved or running (a new plan that starts so, too),
-    or its `max_spend` rose.
+    its currency changed (another currency is another cap), or its `max_spend` rose.
     """
     if not isinstance(head, dict) or not head:
         return None
@@ -96,6 +96,9 @@ def approval_needed(base: Any, head: Any) -> str | None:
     if new_status in COMMITTING_STATUSES and old_status not in COMMITTING_STATUSES:
         was = f"from {show(scalar_text(old_status))} " if isinstance(old_status, str) else ""
         reasons.append(f"metadata.status becomes {show(new_status)} {was}".rstrip())
+    currency = currency_changed(base, head)
+    if currency is not None:
+        reasons.append(currency)
     old_cap = spend_amount(lookup(base, ("budget", "max_spend")))
     new_cap = spend_amount(lookup(head, ("budget", "max_spend")))
     if old_cap is not None and new_cap is not None and new_cap > old_cap:
@@ -111,7 +114,7 @@ _VERDICT_WORDS = {"CHANGES_REQUESTED": "requested changes", "DISMISSED": "had th
 
 @rule("PL707", "approval-not-verified", ERROR, scope="diff")
 def approval_not_verified(ctx: PlanContext) -> Iterator[Problem]:
-    """A plan's status becomes approved or running, or its cap rose, without a verified approval of it.
+    """A plan's status becomes approved or running, or its cap rose or changed currency, without a verified approval of it.
 
     `budget.approved_by` is text the pull request's author writes; on its own
     it proves nothing. When planlint runs for a GitHub pull request (a

@@ -35,6 +35,18 @@ def spend_amount(value: Any) -> float | None:
     return float(value)
 
 
+def currency_code(value: Any) -> str | None:
+    """`budget.currency` as the ISO 4217 code it means (`usd` and ` USD ` are USD), or None.
+
+    Limits and changes compare on this code, so a spelling PL503 reports
+    cannot hide a cap from `max_spend_limit` or a change from PL703.
+    """
+    if not isinstance(value, str):
+        return None
+    code = value.strip().upper()
+    return code if code in ISO_4217 else None
+
+
 def parse_spend(value: str) -> tuple[str, str | None] | None:
     """("250", "USD") from "$250" / "250 USD" / "USD 250"; ("250", None) from "250"; None when not certain."""
     text = value.strip()
@@ -207,10 +219,15 @@ def estimate_over_cap(ctx: PlanContext) -> Iterator[Problem]:
 
 @rule("PL505", "spend-over-limit", ERROR)
 def spend_over_limit(ctx: PlanContext) -> Iterator[Problem]:
-    """`max_spend` is above the configured `max_spend_limit` for its currency.
+    """`max_spend` is above the configured `max_spend_limit` for its currency, or its currency has no limit.
 
     Teams set a ceiling that a single plan may not exceed without a config
-    change that leads review (`max_spend_limit: {USD: 1000}`).
+    change that leads review (`max_spend_limit: {USD: 1000}`). Once limits
+    are configured, a currency they do not list is not unlimited: a plan in
+    KWD under `{USD: 1000}` is an error naming the listed currencies (at
+    `budget.currency`), and so is an approved or running plan in a currency
+    `budget.committed_limit` does not list. Currencies compare by their ISO
+    code: `usd` is USD here (PL503 asks for the capitals).
 
     Example (fails):
         # config: {max_spend_limit: {USD: 1000}}
@@ -226,9 +243,24 @@ def spend_over_limit(ctx: PlanContext) -> Iterator[Problem]:
           approved_by: "@ml-leads"
     """
     limits = getattr(ctx.config, "max_spend_limit", None) or {}
-    currency = ctx.get("budget", "currency")
+    committed_limits = getattr(ctx.config, "committed_limit", None) or {}
+    currency = currency_code(ctx.get("budget", "currency"))
     cap = spend_amount(ctx.get("budget", "max_spend"))
-    if cap is None or not isinstance(currency, str) or currency not in limits:
+    if cap is None or currency is None:
+        return  # an invalid cap or currency is PL502's or PL503's
+    unlisted = []
+    if limits and currency not in limits:
+        unlisted.append(f"max_spend_limit lists {', '.join(sorted(limits))}")
+    if committed_limits and currency not in committed_limits and ctx.get("metadata", "status") in COMMITTED_STATUSES:
+        unlisted.append(f"budget.committed_limit lists {', '.join(sorted(committed_limits))}")
+    if unlisted:
+        yield Problem(
+            ("budget", "currency"),
+            f"budget.currency {show(currency)} is not limited: {' and '.join(unlisted)} only, so a cap in {currency} would have no "
+            f"ceiling: use a listed currency, or add {currency} to the configuration's limits with review",
+        )
+        return
+    if currency not in limits:
         return
     limit = limits[currency]
     if cap > limit:
@@ -248,8 +280,8 @@ def committed(data: Any) -> tuple[str, float] | None:
     status = meta.get("status") if isinstance(meta, dict) else None
     if status not in COMMITTED_STATUSES or not isinstance(budget, dict):
         return None
-    currency, amount = budget.get("currency"), spend_amount(budget.get("max_spend"))
-    if not isinstance(currency, str) or currency not in ISO_4217 or amount is None:
+    currency, amount = currency_code(budget.get("currency")), spend_amount(budget.get("max_spend"))
+    if currency is None or amount is None:
         return None
     return currency, amount
 

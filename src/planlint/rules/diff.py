@@ -33,7 +33,7 @@ from planlint.core.messages import sanitize, show
 from planlint.core.positions import yaml_path
 from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
-from planlint.rules.budget import spend_amount
+from planlint.rules.budget import currency_code, spend_amount
 
 FROZEN_STATUSES = ("approved", "running", "completed")
 
@@ -329,13 +329,15 @@ def grader_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
 
 @rule("PL703", "spend-raised-without-approval", ERROR, scope="diff")
 def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
-    """`max_spend` rose and `budget.approved_by` is absent or unchanged.
+    """`max_spend` rose, or its currency changed, and `budget.approved_by` is absent or unchanged.
 
     Raising a spending cap is a decision about money, and the plan records who
     made it. A higher cap with no approver, or with the approver of the old
     cap, looks approved when it is not. Name who approved the new amount.
-    Amounts are compared as numbers: a cap that rises while its currency
-    changes is a new budget and needs an approver too.
+    A cap is an amount in a currency: 900 USD -> 900 KWD is about three
+    times the money, so a change of `budget.currency` is a cap change too,
+    whatever the amounts (currencies compare by ISO code: `usd` is USD). The
+    finding is at `max_spend` when the amount rose, else at `currency`.
 
     Example (fails):
         # base
@@ -353,8 +355,11 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
         return
     old = spend_amount(lookup(base, ("budget", "max_spend")))
     new = spend_amount(ctx.get("budget", "max_spend"))
-    if old is None or new is None or new <= old:
+    if old is None or new is None:
         return  # an invalid or missing cap is PL501/PL502's business
+    currency_change = currency_changed(base, ctx.data)
+    if new <= old and currency_change is None:
+        return
     approver = ctx.get("budget", "approved_by")
     if approver is MISSING or approver is None or scalar_text(approver).strip() == "":
         why = "budget.approved_by is absent"
@@ -362,12 +367,23 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
         why = f"budget.approved_by is still {show(scalar_text(approver))}, who approved the old cap"
     else:
         return
-    amount = ctx.get("budget", "max_spend")
+    what = []
+    if currency_change is not None:
+        what.append(f"{currency_change} (a cap in another currency is another cap)")
+    if new > old:
+        what.append(f"budget.max_spend rose from {scalar_text(lookup(base, ('budget', 'max_spend')))} to {scalar_text(ctx.get('budget', 'max_spend'))}")
     yield Problem(
-        ("budget", "max_spend"),
-        f"budget.max_spend rose from {scalar_text(lookup(base, ('budget', 'max_spend')))} to {scalar_text(amount)} and {why}: "
-        f"set budget.approved_by to whoever approved the new cap",
+        ("budget", "max_spend") if new > old else ("budget", "currency"),
+        f"{' and '.join(what)} and {why}: set budget.approved_by to whoever approved the new cap",
     )
+
+
+def currency_changed(base: Any, head: Any) -> str | None:
+    """"budget.currency changed from 'USD' to 'KWD'" when both name valid currencies and they differ, else None."""
+    old, new = currency_code(lookup(base, ("budget", "currency"))), currency_code(lookup(head, ("budget", "currency")))
+    if old is None or new is None or old == new:
+        return None
+    return f"budget.currency changed from {show(old)} to {show(new)}"
 
 
 @rule("PL704", "active-plan-removed", ERROR, scope="diff")
