@@ -171,7 +171,8 @@ def test_a_pr_that_only_adds_leaking_rows_to_a_split_file_is_pl207(tmp_path, pla
     full = planlint("--format", "json", "plans/", cwd=repo)
     assert findings(full) == [("plans/leaky.yaml", "PL207")]
     result = diff_lint(planlint, repo)
-    assert result.status == 1 and findings(result) == [("plans/leaky.yaml", "PL207")], result
+    # The plan is running: its eval file is frozen, so the new rows are PL701 too.
+    assert result.status == 1 and findings(result) == [("plans/leaky.yaml", "PL207"), ("plans/leaky.yaml", "PL701")], result
     assert result.json["files"] == 1  # only the plan whose split file changed
 
 
@@ -181,7 +182,7 @@ def test_a_pr_that_only_changes_the_frozen_eval_file_is_pl209(tmp_path, planlint
 
     repo = pr(tmp_path, data_repo_files(), copy_a_train_prompt)
     result = diff_lint(planlint, repo)
-    assert result.status == 1 and findings(result) == [("plans/leaky.yaml", "PL209")], result
+    assert result.status == 1 and findings(result) == [("plans/leaky.yaml", "PL209"), ("plans/leaky.yaml", "PL701")], result
 
 
 def test_a_split_file_reached_through_a_symlink_counts(tmp_path, planlint):
@@ -201,7 +202,7 @@ def test_a_split_file_reached_through_a_symlink_counts(tmp_path, planlint):
         fh.write(_rows("x", ["c-3"]))
     commit(repo, "leak through the link's target")
     result = diff_lint(planlint, repo)
-    assert findings(result) == [("plans/leaky.yaml", "PL207")], result
+    assert findings(result) == [("plans/leaky.yaml", "PL207"), ("plans/leaky.yaml", "PL701")], result  # the frozen eval data, through the link
 
 
 def test_an_unrelated_data_file_does_not_relint_anything(tmp_path, planlint):
@@ -219,7 +220,7 @@ def test_an_uncommitted_split_file_edit_counts_too(tmp_path, planlint):
     with open(repo / "data" / "train.jsonl", "a", encoding="utf-8") as fh:
         fh.write(_rows("t", ["e-2"], ["late train question"]))
     result = diff_lint(planlint, repo)
-    assert findings(result) == [("plans/leaky.yaml", "PL207")], result
+    assert findings(result) == [("plans/leaky.yaml", "PL709"), ("plans/leaky.yaml", "PL207")], result  # PL709: a running plan's train data
 
 
 # --------------------------------------------------------------------------- item 4: the PR does not set its own policy

@@ -210,6 +210,26 @@ def card(kind: str, path: str, base: Any, head: Any) -> dict:
     return out
 
 
+def split_fields(splits) -> list[dict]:
+    """A field per split whose data changed under the same path (diff mode's `rules.diff.SplitChange`s):
+    {"yaml_path": "splits.eval.path: data/eval.jsonl (data)", "old": "1 file", "new": "1 file: 15 rows removed and 0 added",
+    "rows_added": 0, "rows_removed": 15}; the row counts are null where the files were not read (not text)."""
+    fields = []
+    for change in splits:
+        fields.append({
+            "yaml_path": f"splits.{change.split}.path: {value_of(change.path)} (data)",
+            "old": _files(change.files_base),
+            "new": f"{_files(change.files_head)}: {change.words()}",
+            "rows_added": change.added,
+            "rows_removed": change.removed,
+        })
+    return fields
+
+
+def _files(count: int) -> str:
+    return f"{count} file{'' if count == 1 else 's'}"
+
+
 def _run_config(read, path: Any) -> dict | None:
     if not isinstance(path, str) or not path.strip():
         return None

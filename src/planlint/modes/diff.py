@@ -34,6 +34,7 @@ from planlint.engine.run import finish
 from planlint.modes import changes as plan_changes
 from planlint.modes.changes import CommittedSpend
 from planlint.modes.diff_git import Change, Scope, base_commit, base_reader, base_text, check_rev, git_stderr, import_git, list_changes, open_repo
+from planlint.modes.diff_data import split_changes
 from planlint.modes.diff_policy import Approvals, Policy, base_approvers, policy_files, review
 from planlint.rules import DIFF_RULES, PlanContext, resolved
 from planlint.rules.base import Services
@@ -198,8 +199,9 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
     root = os.path.realpath(repo.working_tree_dir)
     scope = Scope(paths, config, os.path.realpath(cwd), root, base.tree)
     every_change = list_changes(repo, base)
+    changed_files = {rel for c in every_change for rel in (c.base_rel, c.head_rel) if rel}
     changes = [c for c in every_change if (c.head_rel and scope.match(c.head_rel)) or (c.base_rel and scope.match(c.base_rel))]
-    changes += _plans_of_changed_run_configs(every_change, changes, scope, config)
+    changes += _plans_of_changed_files(every_change, changes, scope, config, base.tree, changed_files)
     base_texts: dict[str, str | None] = {}
     base_plans = {c.base_rel: _base_plan(base.tree, c.base_rel, config, base_texts) for c in changes if c.base_rel}
     head_names: dict[str, str | None] = {}
@@ -246,12 +248,15 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
                     continue
             head_data = result.data if isinstance(result.data, dict) else None
             spend.add("head", head_data)
+            splits = split_changes(base_data, head_data, plan_file=path, base_rel=change.base_rel, config=config, root=root,
+                                   base_tree=base.tree, changed=changed_files) if base_data is not None and head_data and change.base_rel else ()
             cards.append(plan_changes.card(change.kind, display, base_data, head_data))
+            cards[-1]["fields"] += plan_changes.split_fields(splits)
             cards[-1]["fields"] += plan_changes.run_config_fields(base_data, head_data, read_base, read_head)
             reviews = approvals.for_plan(base_data, head_data)
             since = approvals.changed_since(repo, change.head_rel, head_data, read_head) if reviews is not None and head_data else None
             _run_diff_rules(
-                result, base_data, PlanChange(change.kind, display, base_display, gone), config, reviews,
+                result, base_data, PlanChange(change.kind, display, base_display, gone, splits), config, reviews,
                 file=Path(os.path.join(cwd, display)), base_text=read_base, changed_since=since,
             )
             results.append(result)
@@ -266,7 +271,6 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
             results.append(result)
 
     # Plans the diff does not touch can still change verdict: their split files, the config or the catalog changed.
-    changed_files = {rel for c in every_change for rel in (c.base_rel, c.head_rel) if rel}
     policy_changed = policy_files(config, root, policy) & changed_files
     other_names: dict[str, str] = {}
     commitments: list[tuple[str, float]] = []
@@ -311,14 +315,19 @@ def _head_data(root: str, rel: str, config: Config) -> dict | None:
     return loaded.data if not loaded.fatal and is_plan(loaded.data) else None
 
 
-def _plans_of_changed_run_configs(every_change: list[Change], changes: list[Change], scope: Scope, config: Config) -> list[Change]:
-    """Plans under PATHs that did not change but whose run config or grader source did (PL708, the
-    run rules and PL710 must see a pull request that edits only the TOML file or the grader's code)."""
-    # Not YAML: a pull request that changes only plans (the common one) reads no other plan here.
-    changed_configs = {rel for c in every_change for rel in (c.head_rel, c.base_rel) if rel and not rel.lower().endswith(YAML_SUFFIXES)}
-    if not changed_configs or not scope.existing:
-        return []
+def _plans_of_changed_files(
+    every_change: list[Change], changes: list[Change], scope: Scope, config: Config, base_tree, changed_files: set[str],
+) -> list[Change]:
+    """Plans under PATHs that did not change but whose run config or split data did: they are
+    judged as changed plans (PL708 and the run rules must see a pull request that edits only the
+    TOML file, PL710 one that edits only the grader's code, PL701/PL709 one that rewrites only a
+    split file)."""
     taken = {rel for c in changes for rel in (c.head_rel, c.base_rel) if rel}
+    # Not YAML: a pull request that changes only plans (the common one) reads no other plan here.
+    others = {rel for rel in changed_files - taken if not rel.lower().endswith(YAML_SUFFIXES)}
+    if not others or not scope.existing:
+        return []
+    changed_configs = others  # run configs, grader sources
     found: list[Change] = []
     for _, path, _ in discover(scope.existing, config):
         absolute = os.path.realpath(os.path.join(scope.cwd, path))
@@ -332,9 +341,13 @@ def _plans_of_changed_run_configs(every_change: list[Change], changes: list[Chan
         named = named_sources(loaded.data)
         if isinstance(run, dict):
             named |= {posixpath.normpath(v.replace("\\", "/")) for v in (run.get("training_config"), run.get("eval_config")) if isinstance(v, str) and v.strip()}
-        if named & changed_configs:
-            found.append(Change("modified", rel, rel))
-            taken.add(rel)
+        if not named & changed_configs:
+            base_data = _base_plan(base_tree, rel, config)
+            if base_data is None or not split_changes(base_data, loaded.data, plan_file=Path(absolute), base_rel=rel, config=config,
+                                                      root=scope.root, base_tree=base_tree, changed=changed_files):
+                continue
+        found.append(Change("modified", rel, rel))
+        taken.add(rel)
     return found
 
 

@@ -93,6 +93,7 @@ _ALL: tuple[Rule, ...] = (
     diff.active_plan_removed,
     diff.grader_changed_without_rebaseline,
     approvals.approval_not_verified,
+    diff.running_data_changed,
     run.run_config_changed_while_running,
     preregistration.grader_code_changed,
     preregistration.decision_changed_after_approval,

@@ -1,4 +1,4 @@
-"""Diff-mode rules: PL701-PL704 and PL706, a plan compared with its version at the base revision.
+"""Diff-mode rules: PL701-PL704, PL706 and PL709, a plan compared with its version at the base revision.
 
 These rules run only with `--diff-base REV`. They never touch git: diff mode
 (`planlint.modes.diff`) reads the base version of each changed plan and hands
@@ -32,7 +32,7 @@ from typing import Any, Iterator
 from planlint.core.messages import sanitize, show
 from planlint.core.positions import yaml_path
 from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
-from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
+from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, lookup, rule
 from planlint.rules.budget import currency_code, spend_amount
 
 FROZEN_STATUSES = ("approved", "running", "completed")
@@ -51,6 +51,36 @@ class PlanChange:
     path: str
     base_path: str | None = None
     no_longer_a_plan: str | None = None  # for a file still there: what it is now, when not a readable plan
+    splits: tuple[SplitChange, ...] = ()  # splits whose path stayed while their data changed (diff mode reads git)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class SplitChange:
+    """A split whose `path` is the same at the base and at head, but whose data differ.
+
+    `files_base`/`files_head`: how many files the path names on each side
+    (a glob's matches); `added`/`removed`: rows added and removed over the
+    changed files, or None when they could not be counted (not text, or too large).
+    """
+
+    split: str  # "eval" or "train"
+    path: str  # the split's path, as the plan writes it
+    files_base: int
+    files_head: int
+    added: int | None = None
+    removed: int | None = None
+
+    def words(self) -> str:
+        """"15 rows removed and 0 added", or what changed when rows were not counted."""
+        if self.added is not None and self.removed is not None:
+            return f"{_plural(self.removed, 'row')} removed and {self.added} added"
+        if self.files_base != self.files_head:
+            return f"it names {_plural(self.files_head, 'file')} where it named {self.files_base}, rows not counted"
+        return "its files were rewritten (rows not counted: not JSON Lines, JSON, CSV or TSV text of at most 64 MiB)"
 
 
 # --------------------------------------------------------------------------- comparing
@@ -130,16 +160,22 @@ def _describe(base_value: Any, head_value: Any, kind: str, route: tuple) -> str:
 
 @rule("PL701", "frozen-eval-changed", ERROR, scope="diff")
 def frozen_eval_changed(ctx: PlanContext) -> Iterator[Problem]:
-    """`splits.eval` or `splits.boundary` changed in a plan already approved, running or completed.
+    """`splits.eval` or `splits.boundary`, or the eval data, changed in a plan already approved, running or completed.
 
     Once a plan is approved (or running, or completed) its held-out evaluation
     is the yardstick every result is read against. Moving the eval set, or the
     boundary that keeps it apart from training, after approval silently makes
-    the old baseline and the new results incomparable. Keep the evaluation
-    frozen; a new evaluation is a new plan with its own name and baseline.
-    The finding points at the first changed value in the head plan; for a
-    removed key, at the key of the mapping that held it (the `splits` key
-    when `eval` or `boundary` itself is gone).
+    the old baseline and the new results incomparable; so does rewriting the
+    eval file in place under the same path (drop the hard rows and the
+    metric goes up). Keep the evaluation frozen; a new evaluation is a new
+    plan with its own name and baseline. The plan's keys are compared, and,
+    in diff mode, the data the eval path names: a local file by its content
+    (links followed), a glob by the set of files it matches and their
+    contents; a remote object by its pinned version, which is part of the
+    path (`?versionId=`, `#generation`, `@revision`). The finding points at
+    the first changed value in the head plan (for rewritten data, at
+    `splits.eval.path`); for a removed key, at the key of the mapping that
+    held it (the `splits` key when `eval` or `boundary` itself is gone).
 
     Example (fails):
         # base
@@ -185,6 +221,69 @@ def frozen_eval_changed(ctx: PlanContext) -> Iterator[Problem]:
             f"restore splits.{section}; a new evaluation belongs in a new plan with its own baseline",
             missing=kind == "removed",
         )
+
+    change = ctx.change
+    if not isinstance(change, PlanChange) or not same(lookup(base, ("splits", "eval")), ctx.get("splits", "eval")):
+        return  # a changed eval key is reported above
+    for split in change.splits:
+        if split.split == "eval":
+            yield Problem(
+                ("splits", "eval", "path"),
+                f"the data of splits.eval ({show(split.path)}) changed under the same path: {split.words()}, but the plan was "
+                f"already {status} at the base revision, so its evaluation is frozen: restore the eval data; a new evaluation "
+                f"belongs in a new plan with its own baseline",
+            )
+
+
+@rule("PL709", "running-data-changed", WARNING, scope="diff")
+def running_data_changed(ctx: PlanContext) -> Iterator[Problem]:
+    """The train data of a plan that was running changed under the same path.
+
+    A running experiment trains on the data its plan named when it was
+    approved. Rewriting the train file in place (or adding shards a glob
+    now matches) while the run goes on means the next submission trains on
+    other data under the old plan's name, baseline and approval, and nothing
+    in the plan says so. A warning: data pipelines append on purpose, and a
+    reviewer decides; the change card shows the rows added and removed. In
+    diff mode the data is compared as for PL701: a local file by its
+    content, a glob by its matches and their contents.
+
+    Example (fails):
+        # base
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: running}
+        --- data/retail/train.jsonl
+        {"id": "t1", "customer_id": "c-1", "created_at": "2026-05-01", "prompt": "refund my order"}
+        --- data/retail/eval.jsonl
+        {"id": "e1", "customer_id": "c-9", "created_at": "2026-08-10", "prompt": "refund order 12"}
+        # head
+        --- data/retail/train.jsonl
+        {"id": "t1", "customer_id": "c-1", "created_at": "2026-05-01", "prompt": "refund my order"}
+        {"id": "t2", "customer_id": "c-2", "created_at": "2026-05-02", "prompt": "cancel and refund"}
+    Example (passes):
+        # base
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: completed}
+        --- data/retail/train.jsonl
+        {"id": "t1", "customer_id": "c-1", "created_at": "2026-05-01", "prompt": "refund my order"}
+        --- data/retail/eval.jsonl
+        {"id": "e1", "customer_id": "c-9", "created_at": "2026-08-10", "prompt": "refund order 12"}
+        # head
+        --- data/retail/train.jsonl
+        {"id": "t1", "customer_id": "c-1", "created_at": "2026-05-01", "prompt": "refund my order"}
+        {"id": "t2", "customer_id": "c-2", "created_at": "2026-05-02", "prompt": "cancel and refund"}
+    """
+    base, change = ctx.base, ctx.change
+    if not isinstance(base, dict) or not ctx.data or not isinstance(change, PlanChange):
+        return
+    if lookup(base, ("metadata", "status")) != "running":
+        return
+    for split in change.splits:
+        if split.split == "train":
+            yield Problem(
+                ("splits", "train", "path"),
+                f"the data of splits.train ({show(split.path)}) changed under the same path while the plan was running at the "
+                f"base revision: {split.words()}; the next submission trains on other data than the one approved: revert it, "
+                f"or stop this plan and start a new one for the new data",
+            )
 
 
 def _measured_baseline(base: dict, ctx: PlanContext) -> Any:
