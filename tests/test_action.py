@@ -435,7 +435,7 @@ def test_the_readme_jobs_verify_the_approval_and_post_the_card(runner, tmp_path)
     event = pull_request_event(base, head)
     event["pull_request"]["user"] = {"login": "bob"}
     with FakeGitHub(TOKEN) as github:
-        github.add_pull(7, author="bob")
+        github.add_pull(7, author="bob", head_sha=head)  # reviews are of the head the event names
         env = {"GITHUB_API_URL": github.url}
         github.add_review(7, "bob", "APPROVED")  # the author approving: not named, and would not count
         first = run(runner, repo, event, event_name="pull_request", env=env)

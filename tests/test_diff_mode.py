@@ -70,13 +70,18 @@ def commit(repo: Path, message: str) -> None:
 
 # Commits every example's history starts with, made with a fixed identity and date so that
 # their hashes are these: the commits the examples' run configs pin (commit_sha must be a
-# commit of the repository, PL902), before and after a change of the rollout.
-SEEDS = ("b9475f28a503b9dea244a002e1a768ea05882d30", "d0da840ed3b582f5003d59d3ca2d2c343d5aebee")
+# commit of the repository, PL902; in diff mode one of the reviewed history whose rollout is
+# the head's). The first holds the examples' rollout (an empty rollouts/retail-refund/main.py),
+# the second is a later commit with the same rollout.
+SEEDS = ("b616b904640efb0e4ff74ec7a18ad76c5f57dd1b", "a6e4c8d356b8ebda9e3ef77b73e19d80189886bc")
+_SEED_FILES = ({"rollouts/retail-refund/main.py": ""}, {"NOTES.md": "a later commit, the rollout unchanged\n"})
 
 
 def seed_commits(repo: Path) -> None:
     env = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000"}
-    for message, sha in zip(("the reviewed rollout (seed)", "the rollout, changed (seed)"), SEEDS):
+    for message, files, sha in zip(("the reviewed rollout (seed)", "a later commit (seed)"), _SEED_FILES, SEEDS):
+        write_files(repo, files)
+        git(repo, "add", "-A")
         subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], cwd=repo, env=env, check=True, capture_output=True)
         assert git(repo, "rev-parse", "HEAD").strip() == sha
 

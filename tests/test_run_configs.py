@@ -228,9 +228,13 @@ def test_change_card_shows_the_run_config_beside_the_plan(tmp_path, planlint, mo
         monkeypatch.setenv(name, value)
     repo = new_repo(tmp_path / "repo")
     lay_out(repo, RUN_FIXTURES / "training" / "valid-full.toml", status="running")
+    git(repo, "add", "rollouts")
+    git(repo, "commit", "-q", "-m", "the rollout")  # the commit the config pins (PL902 in diff mode: the reviewed history)
+    config = repo / "configs" / "training" / "valid-full.toml"
+    pinned = git(repo, "rev-parse", "HEAD").strip()
+    config.write_text(config.read_text(encoding="utf-8").replace("4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b", pinned), encoding="utf-8")
     commit(repo, "base")
     git(repo, "checkout", "-q", "-b", "pr")
-    config = repo / "configs" / "training" / "valid-full.toml"
     config.write_text(config.read_text(encoding="utf-8").replace("lr = 1e-5", "lr = 3e-5").replace('LOG_LEVEL = "INFO"', 'LOG_LEVEL = "DEBUG"'), encoding="utf-8")
     commit(repo, "tune the learning rate")
     summary = tmp_path / "summary.md"

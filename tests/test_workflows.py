@@ -209,3 +209,18 @@ def test_zizmor_catches_the_old_diff_mode_snippet(tmp_path):
     proc = zizmor(write(tmp_path / ".github" / "workflows" / "old.yml", wrap_steps(old)))
     assert proc.returncode != 0
     assert "unpinned-uses" in proc.stdout and "artipacked" in proc.stdout, proc.stdout
+
+
+def test_the_readme_pull_request_job_fetches_the_history_diff_mode_needs():
+    """Diff mode needs the base commit, and PL902 the history that decides whether a pinned commit
+    is the reviewed one (a shallow clone is a PL902 finding): the job that checks pull requests
+    checks out with fetch-depth: 0."""
+    from ruamel.yaml import YAML
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- workflow:start -->", 1)[1].split("<!-- workflow:end -->", 1)[0]
+    jobs = YAML(typ="safe").load(FENCE.search(block).group(1))["jobs"]
+    gate = jobs["planlint"]  # the pull request job (the others: the comment, and main's code scanning)
+    assert gate["if"] == "github.event_name != 'push'"
+    checkout = next(step for step in gate["steps"] if str(step.get("uses", "")).startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0 and checkout["with"]["persist-credentials"] is False

@@ -33,7 +33,7 @@ from planlint.engine.lint import add_finding, lint_file
 from planlint.engine.run import finish
 from planlint.modes import changes as plan_changes
 from planlint.modes.changes import CommittedSpend
-from planlint.modes.diff_git import Change, Scope, base_commit, base_reader, base_text, check_rev, git_stderr, import_git, list_changes, open_repo
+from planlint.modes.diff_git import Change, Scope, base_commit, base_reader, base_text, check_rev, git_stderr, import_git, list_changes, open_repo, tree_blob, History
 from planlint.modes.diff_data import split_changes
 from planlint.modes.diff_policy import Approvals, Policy, base_approvers, policy_files, review
 from planlint.rules import DIFF_RULES, PlanContext, resolved
@@ -155,6 +155,8 @@ def _no_longer_a_plan(path: Path, config: Config) -> str:
 # The plan is written by the pull request's author, who cannot vouch for their own approval:
 # PL707 is turned off only by the (base revision's) config, never by a comment in the plan.
 UNSUPPRESSIBLE = frozenset({"PL707"})
+# The diff rules that judge a plan without a base version too.
+NEW_PLAN_RULES = frozenset({"PL707", "PL902"})
 
 
 def _head_reader(root: str, config: Config):
@@ -173,21 +175,22 @@ def _head_reader(root: str, config: Config):
 
 def _run_diff_rules(
     result: FileResult, base: dict | None, change: PlanChange, config: Config, reviews: ReviewState | None = None,
-    *, file: Path | None = None, base_text=None, changed_since=None,
+    *, file: Path | None = None, base_text=None, changed_since=None, history=None,
 ) -> None:
-    """The diff rules on one plan. A new plan (no base version) gets only PL707, which judges new plans too.
-    `file`, `base_text`: what the run rules need besides (the plan's file, a reader of the base revision's files)."""
-    if base is None and reviews is None:
+    """The diff rules on one plan. A new plan (no base version) gets only those that judge new plans too
+    (PL707, and PL902's diff half). `file`, `base_text`, `history`: what the run rules need besides (the
+    plan's file, a reader of the base revision's files, the repository's history)."""
+    if base is None and reviews is None and history is None:
         return
     config = resolved(config)  # the run's already is (lint_diff)
     if base is not None:
         result.diff_checked = True
     ctx = PlanContext(
         data=result.data if isinstance(result.data, dict) else {}, path=result.path, config=config,
-        file=file, base=base, change=change, reviews=reviews, base_text=base_text, changed_since=changed_since,
+        file=file, base=base, change=change, reviews=reviews, base_text=base_text, changed_since=changed_since, history=history,
     )
     for rule in DIFF_RULES:
-        if rule.code not in config.rules or (base is None and rule.code != "PL707"):
+        if rule.code not in config.rules or (base is None and rule.code not in NEW_PLAN_RULES):
             continue
         for problem in rule.check(ctx):
             code = problem.code or rule.code
@@ -218,6 +221,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
     cards: list[dict] = []
     spend = CommittedSpend()
     read_base, read_head = base_reader(base.tree, config), _head_reader(root, config)
+    history = History(repo, git) if "PL902" in config.rules else None
     if policy is not None:
         # The run's config is the base revision's (base_policy), read and validated once:
         # its approvers are the ones the pull request cannot change.
@@ -257,7 +261,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
             since = approvals.changed_since(repo, change.head_rel, head_data, read_head) if reviews is not None and head_data else None
             _run_diff_rules(
                 result, base_data, PlanChange(change.kind, display, base_display, gone, splits), config, reviews,
-                file=Path(os.path.join(cwd, display)), base_text=read_base, changed_since=since,
+                file=Path(os.path.join(cwd, display)), base_text=read_base, changed_since=since, history=history,
             )
             results.append(result)
             base_of[id(result)] = change.base_rel
@@ -327,7 +331,6 @@ def _plans_of_changed_files(
     others = {rel for rel in changed_files - taken if not rel.lower().endswith(YAML_SUFFIXES)}
     if not others or not scope.existing:
         return []
-    changed_configs = others  # run configs, grader sources
     found: list[Change] = []
     for _, path, _ in discover(scope.existing, config):
         absolute = os.path.realpath(os.path.join(scope.cwd, path))
@@ -337,17 +340,34 @@ def _plans_of_changed_files(
         loaded = load_file(Path(absolute), config.parser_limits())
         if loaded.fatal or not is_plan(loaded.data):
             continue
-        run = loaded.data.get("run")
-        named = named_sources(loaded.data)
-        if isinstance(run, dict):
-            named |= {posixpath.normpath(v.replace("\\", "/")) for v in (run.get("training_config"), run.get("eval_config")) if isinstance(v, str) and v.strip()}
-        if not named & changed_configs:
+        if not (named_sources(loaded.data) | run_config_files(loaded.data, scope.root, base_tree)) & others:
             base_data = _base_plan(base_tree, rel, config)
             if base_data is None or not split_changes(base_data, loaded.data, plan_file=Path(absolute), base_rel=rel, config=config,
                                                       root=scope.root, base_tree=base_tree, changed=changed_files):
                 continue
         found.append(Change("modified", rel, rel))
         taken.add(rel)
+    return found
+
+
+def run_config_files(data: Any, root: str, base_tree) -> set[str]:
+    """Repository paths of every file the plan's run configs are or lead to: each path as written,
+    and where its links lead, in the working tree and at the base (a change to any re-lints the plan)."""
+    run = data.get("run") if isinstance(data, dict) else None
+    found: set[str] = set()
+    for value in (run.get("training_config"), run.get("eval_config")) if isinstance(run, dict) else ():
+        if not isinstance(value, str) or not value.strip():
+            continue
+        rel = posixpath.normpath(value.replace("\\", "/"))
+        if rel.startswith(("/", "../")) or rel in ("..", "."):
+            continue
+        found.add(rel)
+        real = os.path.relpath(os.path.realpath(os.path.join(root, *rel.split("/"))), root)
+        if not (real == ".." or real.startswith(".." + os.sep) or os.path.isabs(real)):
+            found.add(Path(real).as_posix())
+        blob = tree_blob(base_tree, rel)
+        if blob is not None:
+            found.add(blob.path)
     return found
 
 

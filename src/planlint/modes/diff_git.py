@@ -299,14 +299,111 @@ def tree_text(tree, value: str, max_size: int) -> str | None:
     return None if problem is not None else text
 
 
+_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
+class History:
+    """What PL902's diff-mode half asks of the repository: is a pinned commit in the reviewed history
+    (an ancestor of HEAD), and is the rollout's directory there the one the head shows?
+
+    Only hexadecimal text is looked up (in the object database); ancestry is asked
+    with full SHAs (`git merge-base --is-ancestor SHA SHA`). In a shallow clone an
+    absent commit, or one whose ancestry the truncated history cannot show, is an
+    answer saying to fetch the history, never a pass.
+    """
+
+    def __init__(self, repo, git) -> None:
+        self.repo, self.git = repo, git
+        self.shallow = is_shallow(repo)
+        self.head = repo.head.commit
+        self._dirty: set[str] | None = None
+
+    def _commit(self, sha: str):
+        """(the commit `sha` names, None) or (None, why not)."""
+        from gitdb.exc import AmbiguousObjectName
+
+        if not _HEX.match(sha):
+            return None, "is not a commit SHA"
+        try:
+            obj = self.repo.rev_parse(sha.lower())
+        except AmbiguousObjectName:
+            return None, "names more than one object of this repository: give all 40 characters"
+        except Exception:  # noqa: BLE001 - GitPython's and gitdb's errors alike: the commit is not here
+            obj = None
+        if obj is None or getattr(obj, "type", None) != "commit":
+            if self.shallow:
+                return None, f"is not in this clone, and {FETCH_HINT}: planlint cannot tell whether it is the reviewed commit"
+            what = f"a {obj.type}, not a commit" if obj is not None else "not a commit of this repository"
+            return None, f"is {what}: the platform would fetch a commit nobody reviewed here; pin a commit of the pull request's history"
+        return obj, None
+
+    def reviewed(self, sha: str) -> str | None:
+        """None when `sha` names a commit that is HEAD or one of its ancestors, else why not, in words."""
+        commit, why = self._commit(sha)
+        if commit is None:
+            return why
+        try:
+            ancestor = commit.hexsha == self.head.hexsha or self.repo.is_ancestor(commit.hexsha, self.head.hexsha)
+        except self.git.GitCommandError:
+            ancestor = False
+        if ancestor:
+            return None
+        hint = f" ({FETCH_HINT})" if self.shallow else ""
+        return (f"is not in the reviewed history (not an ancestor of the head){hint}: the platform would run code "
+                f"nobody reviewed in this pull request; pin a commit of its history")
+
+    def rollout_differs(self, sha: str, rollout: str) -> str | None:
+        """None when rollouts/`rollout`/ at `sha` is the head's (its committed tree, and no working-tree
+        change under it), else what differs, in words."""
+        commit, why = self._commit(sha)
+        if commit is None:
+            return why
+        prefix = f"rollouts/{rollout}"
+        pinned, head = _files_under(commit.tree, prefix), _files_under(self.head.tree, prefix)
+        if not pinned:
+            return f"has no rollouts/{rollout}/ (the head has {len(head)} file{'s' if len(head) != 1 else ''} there)"
+        differ = {path for path in pinned.keys() | head.keys() if pinned.get(path) != head.get(path)}
+        differ |= {path[len(prefix) + 1:] for path in self._dirty_paths() if path.startswith(prefix + "/")}
+        if not differ:
+            return None
+        shown = sorted(differ)
+        listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+        return f"is not the one the head shows ({listed} differ{'s' if len(shown) == 1 else ''})"
+
+    def _dirty_paths(self) -> set[str]:
+        """Repository paths that differ between HEAD and the working tree (uncommitted, untracked)."""
+        if self._dirty is None:
+            dirty: set[str] = set()
+            for d in self.head.diff(None):
+                dirty.update(p for p in (d.a_path, d.b_path) if p)
+            untracked = self.repo.git.ls_files("-z", "--others", "--exclude-standard", "--full-name").split("\0")
+            dirty.update(p for p in untracked if p)
+            self._dirty = dirty
+        return self._dirty
+
+
+def _files_under(tree, prefix: str) -> dict[str, tuple[int, str]]:
+    """{path under `prefix`: (mode, blob SHA)} of the tree `prefix` in `tree`, or {} when it is no tree."""
+    try:
+        node = tree / prefix
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return {}
+    if getattr(node, "type", None) != "tree":
+        return {}
+    start = len(prefix) + 1
+    return {item.path[start:]: (item.mode, item.hexsha) for item in node.traverse() if item.type == "blob"}
+
+
 def base_reader(base_tree, config: Config):
-    """read(path) -> the text of a repository file at the base revision, or None (absent, too large,
-    not UTF-8, or a path that leaves the repository). For the run rules (PL708)."""
+    """read(path) -> the text of a repository file at the base revision, links followed inside the
+    tree, or None (absent, too large, not UTF-8, or a path or link that leaves the repository).
+    For the run rules (PL708, PL902) and the change cards: a config that is a link at the base
+    is compared by what it leads to, as the head's is."""
 
     def read(value: str) -> str | None:
         rel = posixpath.normpath(value.replace("\\", "/"))
         if rel.startswith(("/", "../")) or rel in ("..", "."):
             return None
-        return base_text(base_tree, rel, config.max_file_size)  # a symbolic link at the base is not followed
+        return tree_text(base_tree, rel, config.max_file_size)
 
     return read

@@ -114,7 +114,10 @@ BY_NAME: dict[str, Rule] = {r.name: r for r in _ALL}
 # Rules run on every plan in lint_file: "data" rules read the split files when present,
 # "files" rules other files of the repository the plan names (grader sources, run configs).
 PLAN_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope in ("plan", "data", "files"))
-DIFF_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "diff")
+# The diff-mode halves of plan rules: the same code, judged against the base revision (PL902: the pinned
+# commit is in the reviewed history). Not in RULES: their documentation is the plan rule's.
+DIFF_HALVES: tuple[Rule, ...] = (run.pinned_commit_reviewed,)
+DIFF_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.scope == "diff") + DIFF_HALVES
 
 
 def resolved(config: Config) -> Config:

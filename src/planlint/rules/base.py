@@ -225,6 +225,7 @@ class PlanContext:
     reviews: Any = None  # diff mode, PL707: the pull request's reviews, when the run is for one
     changed_since: Callable[[str], Any] | None = None  # diff mode, PL707: commit -> what of the approval subject changed since (or why unknown)
     base_text: Callable[[str], str | None] | None = None  # diff mode: reads a file of the base revision (PL708)
+    history: Any = None  # diff mode: the repository's history (modes.diff_git.History: PL902's pinned commit)
     policy: Any = None  # diff mode, PL705: a rules.policy.PolicyChange
     memo: dict = field(default_factory=dict, repr=False)  # work rules of one plan share (the data checks run once for three)
 

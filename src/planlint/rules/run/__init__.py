@@ -19,7 +19,8 @@ branch and commit_sha together is PL901, not also PL902.
 
 The modules, one job each: `files` (the configs a plan names, read once per
 plan, and what the rules share), `validity` (PL901), `pins` (PL902),
-`drift` (PL903), `unplanned` (PL904), `running` (PL708). This package
+`drift` (PL903), `unplanned` (PL904), `running` (PL708), `reviewed` (PL902 in
+diff mode: the pinned commit is in the reviewed history). This package
 re-exports what the registry and the engine use.
 """
 
@@ -41,6 +42,7 @@ from planlint.rules.run.files import (
     string_values,
 )
 from planlint.rules.run.pins import run_code_floating
+from planlint.rules.run.reviewed import pinned_commit_reviewed
 from planlint.rules.run.running import config_changes, run_config_changed_while_running
 from planlint.rules.run.unplanned import (
     named_configs,
@@ -61,6 +63,7 @@ __all__ = [
     "inside",
     "named_configs",
     "named_training_configs",
+    "pinned_commit_reviewed",
     "placeholder_problems",
     "plan_repository",
     "resolve_config",

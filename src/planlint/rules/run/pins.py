@@ -29,9 +29,13 @@ def run_code_floating(ctx: PlanContext) -> Iterator[Problem | Note]:
     written as the full 40-character hash (7 characters name one commit
     today, several as history grows). A hash no commit has, or that names
     several objects or no commit, is reported; where planlint cannot tell
-    (no git checkout, no git, a shallow clone) a note says so. Error while
-    the plan is `approved` or `running` (the run is about to start or has
-    started), warning before that.
+    (no git checkout, no git, a shallow clone) a note says so. In diff
+    mode, a config the pull request adds or changes must pin a commit of
+    the reviewed history (the head or an ancestor of it, not a side
+    branch), whose `rollouts/<rollout>/` is the one the head shows; there a
+    shallow clone without the commit is a finding (fetch the history:
+    `fetch-depth: 0`), never a pass. Error while the plan is `approved` or
+    `running` (the run is about to start or has started), warning before that.
 
     Example (fails):
         metadata: {name: retail-refund-window, owner: "@support-ml", status: approved}
