@@ -2,7 +2,9 @@
 
 Only real YAML comments suppress: a `#` inside a quoted or block scalar is part
 of a value (the loader records where those were written), so
-`release: "latest # planlint: disable=PL102 -- x"` silences nothing. A rule is
+`release: "latest # planlint: disable=PL102 -- x"` silences nothing. The same
+holds in TOML run configs (`parse_toml`): a `#` inside a string (basic,
+literal, multi-line, or a quoted key) is no comment. A rule is
 named by its code (`PL205`) or its name (`eval-not-frozen`); anything else is
 kept as `unknown` for PL010 to report.
 """
@@ -129,6 +131,64 @@ def parse(text: str, quoted: Sequence[Span] = (), resolve: Callable[[str], str |
         targets = (number, number + 1) if alone else (number,)
         found.append(Suppression(kind, codes, reason, Span(number, start + 1, number, len(line) + 1), targets, unknown=unknown))
     return found
+
+
+def parse_toml(text: str, resolve: Callable[[str], str | None] | None = None) -> Suppressions:
+    """The suppression comments of the TOML file `text`: those in its real comments only."""
+    if "planlint:" not in text:
+        return Suppressions()
+    return parse(text, toml_strings(text), resolve)
+
+
+_TOML_START = re.compile(r"[#\"']")
+
+
+def toml_strings(text: str) -> list[Span]:
+    """The spans of every string of TOML `text` (values and quoted keys, of the four kinds), in order.
+
+    A small lexer: outside strings a `#` starts a comment, which runs to the end
+    of its line; a backslash escapes only in basic strings; a multi-line string
+    may end with up to two more quotes (`\"\"\"a\"\"\"\"` holds `a"`). It
+    needs no valid TOML: on text the parser rejects it still tells strings
+    from comments as far as the quotes go. Linear in the text.
+    """
+    spans: list[Span] = []
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def at(offset: int) -> tuple[int, int]:
+        line = bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    n, i = len(text), 0
+    while True:
+        match = _TOML_START.search(text, i)
+        if match is None:
+            return spans
+        i, char = match.start(), match.group()
+        if char == "#":
+            end = text.find("\n", i)
+            if end == -1:
+                return spans
+            i = end
+            continue
+        quote = char * 3 if text.startswith(char * 3, i) else char
+        j = i + len(quote)
+        while j < n:
+            if char == '"' and text[j] == "\\":
+                j += 2
+            elif len(quote) == 1 and text[j] == "\n":
+                break  # an unterminated one-line string ends with its line
+            elif text.startswith(quote, j):
+                j += len(quote)
+                for _ in range(2 if len(quote) == 3 else 0):
+                    if j < n and text[j] == char:
+                        j += 1
+                break
+            else:
+                j += 1
+        j = min(j, n)
+        spans.append(Span(*at(i), *at(j)))
+        i = max(j, i + 1)
 
 
 def is_suppressed(suppressions: list[Suppression], code: str, line: int) -> bool:

@@ -60,21 +60,28 @@ def attached_result(result: FileResult, document: Any) -> FileResult:
         if other.path == document.path:
             return other
     other = FileResult(document.path, text=document.text)
-    other.suppressions = supp.parse(document.text or "", resolve=rule_code)  # rules by code or name, as in plans
+    text = document.text or ""
+    # A TOML file's real comments only (a string holding the text suppresses nothing); rules by code or name.
+    other.suppressions = supp.parse_toml(text, rule_code) if document.path.lower().endswith(".toml") else supp.parse(text, resolve=rule_code)
     result.attached.append(other)
     return other
 
 
-def add_finding(result: FileResult, code: str, problem: Problem, positions: Positions | None, config: Config, *, suppressed: bool = False) -> None:
+def add_finding(
+    result: FileResult, code: str, problem: Problem, positions: Positions | None, config: Config, *,
+    suppressed: bool = False, unsuppressible: bool = False,
+) -> None:
     """Place `problem` and add it to `result`, or to the result of the file it is in (problem.document).
 
     `suppressed`: drop it when a suppression comment of its file covers it
     (lint_file filters the plan's own findings in one pass at the end).
+    `unsuppressible`: no comment of any file silences it (diff mode's PL707 and
+    PL708: the pull request wrote those comments).
     """
     target = result
     if problem.document is not None:
         target = attached_result(result, problem.document)
-        suppressed = True  # the run config's own comments
+        suppressed = not unsuppressible  # the run config's own comments
     span = place(problem, positions) if positions is not None or problem.document is not None else START
     if suppressed and supp.is_suppressed(target.suppressions, code, span.line):
         return

@@ -179,7 +179,7 @@ def _unplanned_runs(ctx: RepoContext, config: Config) -> list[FileResult]:
     for problem in RULES["PL904"].check(ctx):
         document = problem.document
         result = FileResult(document.path, text=document.text)
-        result.suppressions = supp.parse(document.text or "", resolve=rule_code)  # rules by code or name, as in plans
+        result.suppressions = supp.parse_toml(document.text or "", rule_code)  # its real TOML comments; rules by code or name
         span = place(problem, document.positions)
         if not supp.is_suppressed(result.suppressions, "PL904", span.line):
             result.findings.append(make_finding("PL904", result.path, span, problem.message, problem.route, config))
@@ -235,6 +235,7 @@ def _with_attached(results: list[FileResult]) -> list[FileResult]:
 def finish(
     results: list[FileResult], config: Config, report: Report | None = None, *,
     other_names: dict[str, str] | None = None, other_commitments: list[tuple[str, float]] | None = None,
+    reported: list[FileResult] | None = None,
 ) -> Report:
     """Repo-level rules (PL005, PL507, PL904), suppression bookkeeping (PL009/PL010), ordering.
 
@@ -242,6 +243,8 @@ def finish(
     count for PL005 (name -> path; diff mode passes the unchanged plans).
     `other_commitments`: (currency, max_spend) of approved and running plans
     that are not linted but count for PL507 (diff mode: the unchanged ones).
+    `reported`: filled with every file's result reported on, the plans' and the
+    other files' (run configs, PL904's): diff mode lists their new suppressions.
     """
     config = resolved(config)
     report = report or Report()
@@ -260,7 +263,10 @@ def finish(
             f"data checks (PL207-PL211) skipped for {len(skipped)} plan{'s' if len(skipped) != 1 else ''} "
             f"whose split files are not in this checkout ({shown}); --require-data makes that an error"
         )
-    for index, result in enumerate(_with_attached(results)):
+    every = _with_attached(results)
+    if reported is not None:
+        reported.extend(every)
+    for index, result in enumerate(every):
         if index < plans:  # run configs are reported on, not counted as checked plans
             report.files += 1
             report.paths.append(result.path)

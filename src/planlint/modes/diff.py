@@ -23,6 +23,7 @@ import posixpath
 from pathlib import Path
 from typing import Any
 
+from planlint.core import suppressions as supp
 from planlint.core.config import Config
 from planlint.core.loader import load_file, load_text, read_text
 from planlint.core.messages import show
@@ -36,13 +37,13 @@ from planlint.modes.changes import CommittedSpend
 from planlint.modes.diff_git import Change, Scope, base_commit, base_reader, base_text, check_rev, git_stderr, import_git, list_changes, open_repo, tree_blob, History
 from planlint.modes.diff_data import split_changes
 from planlint.modes.diff_policy import Approvals, Policy, base_approvers, policy_files, review
-from planlint.rules import DIFF_RULES, PlanContext, resolved
+from planlint.rules import DIFF_RULES, PlanContext, resolved, rule_code
 from planlint.rules.base import Services
 from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange
 from planlint.rules.grader_source import named_sources
 from planlint.rules.leakage import inputs
-from planlint.rules.run import resolve_config
+from planlint.rules.run import display_path, resolve_config
 
 
 def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Services | None = None, pull_request=None, policy: Policy | None = None) -> Report:
@@ -152,9 +153,10 @@ def _no_longer_a_plan(path: Path, config: Config) -> str:
     return f"not a plan ({what}, not a mapping with apiVersion and kind)"
 
 
-# The plan is written by the pull request's author, who cannot vouch for their own approval:
-# PL707 is turned off only by the (base revision's) config, never by a comment in the plan.
-UNSUPPRESSIBLE = frozenset({"PL707"})
+# The plan and its run configs are written by the pull request's author, who cannot vouch for their own
+# approval (PL707) or waive the freeze of a running plan's configs (PL708): those are turned off only by
+# the (base revision's) config, never by a comment in the plan or a TOML file.
+UNSUPPRESSIBLE = frozenset({"PL707", "PL708"})
 # The diff rules that judge a plan without a base version too.
 NEW_PLAN_RULES = frozenset({"PL707", "PL902"})
 
@@ -194,7 +196,8 @@ def _run_diff_rules(
             continue
         for problem in rule.check(ctx):
             code = problem.code or rule.code
-            add_finding(result, code, problem, result.positions, config, suppressed=code not in UNSUPPRESSIBLE)
+            add_finding(result, code, problem, result.positions, config, suppressed=code not in UNSUPPRESSIBLE,
+                        unsuppressible=code in UNSUPPRESSIBLE)
 
 
 def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, services: Services | None = None, pull_request=None, policy: Policy | None = None) -> Report:
@@ -219,6 +222,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
     base_of: dict[int, str | None] = {}  # id(result) -> its repo path at the base
     linted: set[str] = set()
     cards: list[dict] = []
+    head_plans: list[dict] = []  # the changed plans' data at head
     spend = CommittedSpend()
     read_base, read_head = base_reader(base.tree, config), _head_reader(root, config)
     history = History(repo, git) if "PL902" in config.rules else None
@@ -252,6 +256,8 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
                     continue
             head_data = result.data if isinstance(result.data, dict) else None
             spend.add("head", head_data)
+            if head_data:
+                head_plans.append(head_data)
             splits = split_changes(base_data, head_data, plan_file=path, base_rel=change.base_rel, config=config, root=root,
                                    base_tree=base.tree, changed=changed_files) if base_data is not None and head_data and change.base_rel else ()
             cards.append(plan_changes.card(change.kind, display, base_data, head_data))
@@ -296,9 +302,11 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
         if commitment is not None:
             commitments.append(commitment)
     results.sort(key=lambda r: r.path)
-    report = finish(results, config, other_names=other_names if "PL005" in config.rules else {}, other_commitments=commitments)
+    reported: list[FileResult] = []
+    report = finish(results, config, other_names=other_names if "PL005" in config.rules else {}, other_commitments=commitments, reported=reported)
     if policy is not None:
-        review(report, policy, scope, root, config, results, base_of, base_texts)
+        reported += _quiet_run_configs(head_plans, root, config, {r.path for r in reported})
+        review(report, policy, scope, root, config, reported, base_of, base_texts, read_base)
     report.notes.append(
         f"diff mode: {len(results) - len(relinted)} changed plan(s) between {base.hexsha[:12]} (merge-base of {rev} and HEAD) and the working tree"
         + (f"; {len(relinted)} unchanged plan(s) linted too because their split files, the config or the catalog changed" if relinted else "")
@@ -347,6 +355,26 @@ def _plans_of_changed_files(
                 continue
         found.append(Change("modified", rel, rel))
         taken.add(rel)
+    return found
+
+
+def _quiet_run_configs(plans: list[dict], root: str, config: Config, shown: set[str]) -> list[FileResult]:
+    """A result holding the suppression comments of each run config the changed plans name that the run
+    reported nothing in (no finding): their comments are listed too, when the pull request added them."""
+    found: list[FileResult] = []
+    for data in plans:
+        run = data.get("run")
+        for value in (run.get("training_config"), run.get("eval_config")) if isinstance(run, dict) else ():
+            path, _ = resolve_config(value, Path(root)) if isinstance(value, str) else (None, None)
+            display = display_path(path) if path is not None else None
+            if display is None or display in shown:
+                continue
+            shown.add(display)
+            text, problem = read_text(path, config.max_file_size)
+            if problem is None and text is not None and "planlint:" in text:
+                result = FileResult(display, text=text)
+                result.suppressions = supp.parse_toml(text, rule_code)
+                found.append(result)
     return found
 
 

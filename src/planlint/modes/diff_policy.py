@@ -290,12 +290,19 @@ def _config_settings(rel: str, data: bytes) -> tuple[dict | None, str | None]:
 # --------------------------------------------------------------------------- what the PR changes in policy
 
 
-def review(report: Report, policy: Policy, scope: Scope, root: str, config: Config, results: list[FileResult], base_of: dict, base_texts: dict) -> None:
-    """PL705 findings, and the catalog entries and suppression comments the pull request adds."""
+def review(
+    report: Report, policy: Policy, scope: Scope, root: str, config: Config, results: list[FileResult], base_of: dict, base_texts: dict,
+    read_base=None,
+) -> None:
+    """PL705 findings, and the catalog entries and suppression comments the pull request adds.
+
+    `results`: every file reported on (plans, and the run configs they name or PL904 reports);
+    `read_base(path)`: a repository file's text at the base, for the run configs' earlier comments.
+    """
     if "PL705" in config.rules:
         _policy_findings(report, policy, scope, root, config)
     report.review["catalog_added"] = _catalog_added(policy, root, scope)
-    report.review["suppressions_added"] = _suppressions_added(results, base_of, base_texts)
+    report.review["suppressions_added"] = _suppressions_added(results, base_of, base_texts, root, read_base)
 
 
 def _policy_findings(report: Report, policy: Policy, scope: Scope, root: str, config: Config) -> None:
@@ -416,15 +423,23 @@ def _catalog_added(policy: Policy, root: str, scope: Scope) -> list[dict]:
     ]
 
 
-def _suppressions_added(results: list[FileResult], base_of: dict, base_texts: dict) -> list[dict]:
-    """Suppression comments in the changed plans that their base versions did not have (same kind, codes and reason)."""
+def _suppressions_added(results: list[FileResult], base_of: dict, base_texts: dict, root: str, read_base=None) -> list[dict]:
+    """Suppression comments in the changed plans and the run configs reported on that their base
+    versions did not have (same kind, codes and reason)."""
     added: list[dict] = []
     for result in results:
         if not result.suppressions:
             continue
-        base_rel = base_of.get(id(result))
-        base_text = base_texts.get(base_rel) if base_rel else None
-        before = Counter((s.kind, tuple(s.codes), s.reason) for s in supp.parse(base_text)) if base_text else Counter()
+        toml = result.path.lower().endswith(".toml")
+        if toml:  # a run config: its text at the base, where the same path was (links followed)
+            rel = _rel(os.path.abspath(result.path), root)
+            base_text = read_base(rel) if rel is not None and read_base is not None else None
+            earlier = supp.parse_toml(base_text) if base_text else []
+        else:
+            base_rel = base_of.get(id(result))
+            base_text = base_texts.get(base_rel) if base_rel else None
+            earlier = supp.parse(base_text) if base_text else []
+        before = Counter((s.kind, tuple(s.codes), s.reason) for s in earlier)
         for s in result.suppressions:
             key = (s.kind, tuple(s.codes), s.reason)
             if before[key] > 0:
