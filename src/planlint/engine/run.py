@@ -23,7 +23,7 @@ from planlint.core.model import FileResult, Report, is_plan
 from planlint.core.paths import repository_root
 from planlint.core.positions import START
 from planlint.engine.discovery import discover
-from planlint.engine.lint import make_finding, place
+from planlint.engine.lint import lint_file, make_finding, place
 from planlint.engine.parallel import lint_targets
 from planlint.engine.plan_names import commitment, mentions, plan_paths, read_name, shown_path
 from planlint.rules import RULES, resolved, rule_code
@@ -182,32 +182,45 @@ def _unplanned_runs(ctx: RepoContext, config: Config) -> list[FileResult]:
         result.suppressions = supp.parse_toml(document.text or "", rule_code)  # its real TOML comments; rules by code or name
         span = place(problem, document.positions)
         if not supp.is_suppressed(result.suppressions, "PL904", span.line):
-            result.findings.append(make_finding("PL904", result.path, span, problem.message, problem.route, config))
+            result.findings.append(make_finding("PL904", result.path, span, problem.message, problem.route, config, problem.severity))
         found.append(result)
     return found
 
 
-def _named_by_other_plans(root: str, config: Config, linted: set[str], candidates: list[Path]) -> set[str]:
-    """Training configs named by the repository's plans that this run did not lint.
+def _named_by_other_plans(root: str, config: Config, linted: set[str], candidates: list[Path], vouch=None) -> set[str]:
+    """Training configs named by the repository's plans that this run did not lint and that may vouch for a run.
 
-    Only files that mention a candidate's file name are parsed, and the walk
-    stops once every candidate is accounted for: a pre-commit run on one plan
-    does not parse the whole repository.
+    Such a plan vouches only when it has no error of its own (linted here with
+    the run's config): a decoy "plan" outside the linted paths, broken on
+    purpose, cannot make an unplanned run look planned. `vouch(path)`: a further
+    test (diff mode: the plan was present at the base revision). Only files that
+    mention a candidate's file name are read, and the walk stops once every
+    candidate is accounted for: a pre-commit run on one plan does not read the
+    whole repository.
     """
     named: set[str] = set()
     wanted = {os.path.abspath(p) for p in candidates}
     names = {p.name for p in candidates}
-    for _, path, _ in discover([root], config):
+    for display, path, _ in discover([root], config):
         if os.path.realpath(path) in linted:
             continue
         text, problem = read_text(path, config.max_file_size)
         if problem is not None or text is None or not any(name in text for name in names):
             continue
         loaded = load_text(text, config.parser_limits())
-        if not loaded.fatal and is_plan(loaded.data):
-            named.update(named_training_configs(loaded.data, Path(root)))
-            if all(p in named or os.path.realpath(p) in named for p in wanted):
-                break
+        if loaded.fatal or not is_plan(loaded.data):
+            continue
+        configs = named_training_configs(loaded.data, Path(root))
+        if not set(configs) & ({os.path.realpath(p) for p in wanted} | wanted):
+            continue
+        if vouch is not None and not vouch(str(path)):
+            continue
+        result = lint_file(display, Path(path), False, config)
+        if result is None or any(finding.severity == "error" for finding in result.findings):
+            continue  # a plan with errors of its own vouches for nothing
+        named.update(configs)
+        if all(p in named or os.path.realpath(p) in named for p in wanted):
+            break
     return named
 
 
@@ -235,7 +248,8 @@ def _with_attached(results: list[FileResult]) -> list[FileResult]:
 def finish(
     results: list[FileResult], config: Config, report: Report | None = None, *,
     other_names: dict[str, str] | None = None, other_commitments: list[tuple[str, float]] | None = None,
-    reported: list[FileResult] | None = None,
+    reported: list[FileResult] | None = None, changed_configs: dict[str, str] | None = None, changed_root: str | None = None,
+    vouch=None,
 ) -> Report:
     """Repo-level rules (PL005, PL507, PL904), suppression bookkeeping (PL009/PL010), ordering.
 
@@ -245,10 +259,15 @@ def finish(
     that are not linted but count for PL507 (diff mode: the unchanged ones).
     `reported`: filled with every file's result reported on, the plans' and the
     other files' (run configs, PL904's): diff mode lists their new suppressions.
+    `changed_configs`, `changed_root`, `vouch`: diff mode's, for PL904: the training
+    configs the pull request adds ("added") or changes ("modified") by absolute path,
+    in the repository at `changed_root`; and which plans outside the run may vouch
+    for a run (`vouch(path)`: present at the base revision).
     """
     config = resolved(config)
     report = report or Report()
-    ctx = _repo_context(results, config, other_names, other_commitments, run_configs="PL904" in config.rules)
+    ctx = _repo_context(results, config, other_names, other_commitments, run_configs="PL904" in config.rules, vouch=vouch)
+    ctx.changed_configs, ctx.changed_root = dict(changed_configs or {}), changed_root
     if "PL507" in config.rules:
         _repo_findings("PL507", ctx, results, report)
     if "PL005" in config.rules:
@@ -304,7 +323,7 @@ def prefetch_paths(publications: Publications, paths: Iterable[str], config: Con
 
 def _repo_context(
     results: list[FileResult], config: Config, other_names: dict[str, str] | None, other_commitments: list[tuple[str, float]] | None,
-    *, run_configs: bool,
+    *, run_configs: bool, vouch=None,
 ) -> RepoContext:
     """What the repo-level rules (PL005, PL507, PL904) see of the run: each plan's path,
     name, commitment and (`run_configs`: only for PL904) named training configs, and what
@@ -320,7 +339,7 @@ def _repo_context(
         nonlocal linted
         if linted is None:
             linted = {os.path.realpath(r.path) for r in results}
-        return _named_by_other_plans(root, config, linted, candidates)
+        return _named_by_other_plans(root, config, linted, candidates, vouch)
 
     return RepoContext(plans, dict(other_names or {}), config, list(other_commitments or []), named_elsewhere)
 

@@ -43,7 +43,7 @@ from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange
 from planlint.rules.grader_source import named_sources
 from planlint.rules.leakage import inputs
-from planlint.rules.run import display_path, resolve_config
+from planlint.rules.run import TRAINING_DIR, display_path, resolve_config
 
 
 def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Services | None = None, pull_request=None, policy: Policy | None = None) -> Report:
@@ -303,7 +303,11 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
             commitments.append(commitment)
     results.sort(key=lambda r: r.path)
     reported: list[FileResult] = []
-    report = finish(results, config, other_names=other_names if "PL005" in config.rules else {}, other_commitments=commitments, reported=reported)
+    report = finish(
+        results, config, other_names=other_names if "PL005" in config.rules else {}, other_commitments=commitments, reported=reported,
+        changed_configs=_changed_training_configs(every_change, root), changed_root=root,
+        vouch=lambda path: _was_a_plan(base.tree, path, root, config),
+    )
     if policy is not None:
         reported += _quiet_run_configs(head_plans, root, config, {r.path for r in reported})
         review(report, policy, scope, root, config, reported, base_of, base_texts, read_base)
@@ -356,6 +360,30 @@ def _plans_of_changed_files(
         found.append(Change("modified", rel, rel))
         taken.add(rel)
     return found
+
+
+def _changed_training_configs(every_change: list[Change], root: str) -> dict[str, str]:
+    """The training configs (`configs/training/**/*.toml`) the pull request adds ("added", also a new
+    path by a rename) or changes ("modified"), by absolute path (as written and links resolved), for PL904."""
+    found: dict[str, str] = {}
+    prefix = "/".join(TRAINING_DIR) + "/"
+    for change in every_change:
+        rel = change.head_rel
+        if not rel or not rel.startswith(prefix) or not rel.lower().endswith(".toml"):
+            continue
+        kind = "modified" if change.kind == "modified" else "added"
+        absolute = os.path.join(root, *rel.split("/"))
+        found[absolute] = found[os.path.realpath(absolute)] = kind
+    return found
+
+
+def _was_a_plan(base_tree, path: str, root: str, config: Config) -> bool:
+    """Was the file at `path` (in the working tree) a plan at the base revision already? Only such a
+    plan outside the linted paths may vouch for a run config (PL904): the pull request cannot add a decoy."""
+    rel = os.path.relpath(os.path.realpath(path), root)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        return False
+    return _base_plan(base_tree, Path(rel).as_posix(), config) is not None
 
 
 def _quiet_run_configs(plans: list[dict], root: str, config: Config, shown: set[str]) -> list[FileResult]:

@@ -268,7 +268,11 @@ class RepoContext:
     that are not linted but count for the committed spend (PL507), in order.
     `named_elsewhere(root, candidates)`: the real and as-written paths of those
     `candidates` (training configs) that the repository's plans not linted in
-    this run name (PL904); the engine reads those plans, as only it can find them.
+    this run name, counting only plans without errors of their own (PL904); the
+    engine reads those plans, as only it can find them.
+    `changed_configs`, `changed_root`: diff mode's training configs the pull
+    request adds ("added") or changes ("modified"), by absolute path, in the
+    repository at `changed_root` (PL904 judges them even when no plan is linted).
     """
 
     plans: list[NamedPlan]
@@ -276,6 +280,8 @@ class RepoContext:
     config: Any = None
     other_commitments: list[tuple[str, float]] = field(default_factory=list)
     named_elsewhere: Callable[[str, list[Path]], set[str]] | None = None
+    changed_configs: dict[str, str] = field(default_factory=dict)
+    changed_root: str | None = None
 
 
 @dataclass

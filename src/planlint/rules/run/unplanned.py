@@ -14,7 +14,7 @@ from typing import Any
 
 from planlint.core.loader import DEFAULT_MAX_FILE_SIZE
 from planlint.core.positions import START
-from planlint.rules.base import WARNING, PlanContext, Problem, RepoContext, lookup, rule
+from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, RepoContext, lookup, rule
 from planlint.rules.run.files import (
     TRAINING_DIR,
     display_path,
@@ -65,9 +65,14 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
     and maximum spend are what make the run worth starting. A submit config
     that no plan's `run.training_config` names is a run nobody reviewed
     ("review ... price and maximum spend before Start"). Name it from the
-    plan it belongs to, or delete it. Plans anywhere in the repository
-    count, also those not linted in this run. Reported at the config's
-    `[experiment]` table (line 1 without one).
+    plan it belongs to, or delete it. A config counts as planned through a
+    plan linted in the same run, or a plan elsewhere in the repository that
+    has no error of its own (in diff mode: one that was present at the base
+    revision too), so a decoy "plan" cannot vouch for a run. In diff mode
+    every training config the pull request adds or changes is judged, even
+    when no plan changed, and one it adds that no plan names is an error (a
+    new run with no plan is what the gate exists to stop); a warning
+    otherwise. Reported at the config's `[experiment]` table (line 1 without one).
 
     Example (fails):
         dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}, platform: {train: retail-refunds}}
@@ -114,8 +119,17 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
     def planned(path: Path) -> bool:
         return os.path.abspath(path) in named or os.path.realpath(path) in named
 
-    for root in sorted({plan.repo_root for plan in ctx.plans if plan.repo_root}):
+    def change(path: Path) -> str | None:
+        return ctx.changed_configs.get(os.path.abspath(path)) or ctx.changed_configs.get(os.path.realpath(path))
+
+    roots = {plan.repo_root for plan in ctx.plans if plan.repo_root}
+    changed_only = bool(ctx.changed_root and ctx.changed_configs) and os.path.realpath(ctx.changed_root or "") not in {os.path.realpath(r) for r in roots}
+    if changed_only:
+        roots.add(ctx.changed_root)
+    for root in sorted(roots):
         candidates = [path for path in training_configs(root) if not planned(path)]
+        if changed_only and root == ctx.changed_root:  # no plan of this repository is linted: the pull request's configs only
+            candidates = [path for path in candidates if change(path) is not None]
         if candidates and ctx.named_elsewhere is not None:  # plans this run does not lint count too
             named |= ctx.named_elsewhere(root, candidates)
         for path in candidates:
@@ -128,9 +142,11 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
                 document = TomlDocument(display, TRAINING)
             span = document.positions.values.get(("experiment",)) or START
             rel = os.path.relpath(path, root).replace(os.sep, "/")
+            added = change(path) == "added"
+            what = ("the pull request adds this training config and no plan names it: a new run nobody reviewed"
+                    if added else "no plan names this training config: a run nobody reviewed")
             yield Problem(
                 ("experiment",) if span != START else (),
-                f"no plan names this training config: a run nobody reviewed. Name it from its plan "
-                f"(run: {{platform: osmosis, training_config: {rel}}}), or delete it",
-                span=span, document=document,
+                f"{what}. Name it from its plan (run: {{platform: osmosis, training_config: {rel}}}), or delete it",
+                span=span, document=document, severity=ERROR if added else None,
             )
