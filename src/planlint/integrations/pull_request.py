@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from importlib.util import find_spec
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from planlint.core.reviews import ReviewState, full_sha, standing_reviews
 from planlint.integrations import github_event
@@ -73,13 +73,13 @@ class PullRequest:
         return ReviewState(self.number, self.author, verdicts, {}, None, standing, self.head_sha)
 
 
-def from_environment(env: dict | None = None) -> PullRequest | None:
+def from_environment(environ: Mapping[str, str] | None = None) -> PullRequest | None:
     """The pull request of this GitHub Actions run, or None when it is not for one."""
-    env = os.environ if env is None else env
+    env: Mapping[str, str] = os.environ if environ is None else environ
     event_name = env.get("GITHUB_EVENT_NAME")
     if event_name and not event_name.startswith("pull_request"):
         return None
-    data = github_event.payload(env)
+    data = github_event.payload(dict(env))
     pull = data.get("pull_request")
     if not isinstance(pull, dict):
         return None

@@ -93,25 +93,25 @@ def _follow_plans(changes: list[Change], base_names: dict[str, str | None], head
     """
     out: list[Change] = []
     for change in changes:
-        if change.kind == "renamed" and (base_names.get(change.base_rel) is None or base_names[change.base_rel] != head_name(change.head_rel)):
+        if change.kind == "renamed" and (base_names.get(change.base_rel or "") is None or base_names[change.base_rel or ""] != head_name(change.head_rel)):
             out += [Change("deleted", change.base_rel, None), Change("added", None, change.head_rel)]
         else:
             out.append(change)
-    deleted = {}
+    deleted: dict[str, Change] = {}
     for change in out:
-        name = base_names.get(change.base_rel) if change.kind == "deleted" else None
+        name = base_names.get(change.base_rel or "") if change.kind == "deleted" else None
         if name is not None:
             deleted.setdefault(name, change)
     if not deleted:
         return out
     moves: dict[int, Change | None] = {}
     for change in out:
-        if change.kind == "added" and change.head_rel.lower().endswith(YAML_SUFFIXES):
+        if change.kind == "added" and change.head_rel and change.head_rel.lower().endswith(YAML_SUFFIXES):
             gone = deleted.pop(head_name(change.head_rel) or "", None)
             if gone is not None:
                 moves[id(gone)] = Change("renamed", gone.base_rel, change.head_rel)
                 moves[id(change)] = None
-    return [moves.get(id(c), c) for c in out if moves.get(id(c), c) is not None]
+    return [moved for moved in (moves.get(id(c), c) for c in out) if moved is not None]
 
 
 # --------------------------------------------------------------------------- the run
@@ -232,13 +232,13 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
         approvals = Approvals(pull_request, config, lambda: (dict(config.approvers), []))
     else:  # a caller that judges by the working tree's config: the team members still come from the base
         approvals = Approvals(pull_request, config, lambda: base_approvers(base.tree, config, root, cwd))
-    for change in sorted(changes, key=lambda c: c.head_rel or c.base_rel):
+    for change in sorted(changes, key=lambda c: c.head_rel or c.base_rel or ""):
         head = scope.match(change.head_rel) if change.head_rel else None
         old = scope.match(change.base_rel) if change.base_rel else None
         base_data = base_plans.get(change.base_rel) if change.base_rel else None
         base_display = (old[0] if old else scope.display(change.base_rel)) if change.base_rel else None
         spend.add("base", base_data)
-        if head is not None:
+        if head is not None and change.head_rel is not None:
             display, explicit = head
             linted.add(scope.absolute(change.head_rel))
             path = Path(os.path.join(cwd, display))
@@ -272,7 +272,7 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
             results.append(result)
             base_of[id(result)] = change.base_rel
         elif base_data is not None:  # deleted, or renamed out of PATHs: only PL704 applies
-            where = scope.display(change.head_rel) if change.head_rel else base_display
+            where = scope.display(change.head_rel) if change.head_rel else (base_display or change.base_rel or "")
             head_data = _head_data(root, change.head_rel, config) if change.head_rel else None
             spend.add("head", head_data)
             cards.append(plan_changes.card(change.kind, where, base_data, head_data))
@@ -395,7 +395,7 @@ def _quiet_run_configs(plans: list[dict], root: str, config: Config, shown: set[
         for value in (run.get("training_config"), run.get("eval_config")) if isinstance(run, dict) else ():
             path, _ = resolve_config(value, Path(root)) if isinstance(value, str) else (None, None)
             display = display_path(path) if path is not None else None
-            if display is None or display in shown:
+            if path is None or display is None or display in shown:
                 continue
             shown.add(display)
             text, problem = read_text(path, config.max_file_size)

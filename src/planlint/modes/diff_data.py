@@ -118,10 +118,10 @@ def _head_files(value: str, dirs: list[str], root: str) -> set[str]:
             if matches:
                 return matches
             continue
-        rel = _joined(directory, value)
-        if rel is None:
+        joined = _joined(directory, value)
+        if joined is None:
             continue
-        path = os.path.join(root, *rel.split("/"))
+        path = os.path.join(root, *joined.split("/"))
         if os.path.isfile(path):
             inner = _inside(os.path.realpath(path), root)
             return {inner} if inner is not None else set()

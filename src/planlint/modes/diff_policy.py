@@ -252,7 +252,7 @@ def base_approvers(base_tree, config: Config, root: str, cwd: str) -> tuple[dict
         raw, why = _config_settings(rel, blob.data_stream.read())
         if raw is None and why is None:
             continue  # a pyproject.toml without [tool.planlint]
-        if why is not None:
+        if why is not None or raw is None:
             return {}, [f"the base revision's {rel} could not be read ({why}): PL707 knows no team members"]
         approvers: dict[str, list[str]] = {}
         for key, value in approvers_settings(raw):
@@ -279,7 +279,7 @@ def _config_settings(rel: str, data: bytes) -> tuple[dict | None, str | None]:
         table = tool.get("planlint") if isinstance(tool, dict) else None
         return (table, None) if isinstance(table, dict) else (None, None)
     text, problem = decode(data)
-    if problem is not None:
+    if problem is not None or text is None:
         return None, "not UTF-8"
     loaded = load_text(text)
     if loaded.problems or (loaded.data is not None and not isinstance(loaded.data, dict)):
@@ -397,7 +397,7 @@ def _catalog_entries(text: str | None, display: str) -> set[tuple[str, str, str]
         catalog = catalog_from_text(text, display)
     except CatalogError:
         return set()
-    found = set()
+    found: set[tuple[str, str, str]] = set()
     for section in ("datasets", "graders"):
         for name, values in (getattr(catalog, section) or {}).items():
             found.update((section, str(name), value) for value in values)

@@ -160,7 +160,7 @@ def approval_not_verified(ctx: PlanContext) -> Iterator[Problem]:
     if why is None:
         return
     value = ctx.get("budget", "approved_by")
-    route = ("budget", "approved_by")
+    route: tuple[str, ...] = ("budget", "approved_by")
     missing = value is MISSING
     if missing and ctx.get("budget") is MISSING:
         route = ("budget",)

@@ -123,12 +123,13 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
         return ctx.changed_configs.get(os.path.abspath(path)) or ctx.changed_configs.get(os.path.realpath(path))
 
     roots = {plan.repo_root for plan in ctx.plans if plan.repo_root}
-    changed_only = bool(ctx.changed_root and ctx.changed_configs) and os.path.realpath(ctx.changed_root or "") not in {os.path.realpath(r) for r in roots}
-    if changed_only:
-        roots.add(ctx.changed_root)
+    changed_root = ctx.changed_root if ctx.changed_configs else None
+    changed_only = changed_root is not None and os.path.realpath(changed_root) not in {os.path.realpath(r) for r in roots}
+    if changed_only and changed_root is not None:
+        roots.add(changed_root)
     for root in sorted(roots):
         candidates = [path for path in training_configs(root) if not planned(path)]
-        if changed_only and root == ctx.changed_root:  # no plan of this repository is linted: the pull request's configs only
+        if changed_only and root == changed_root:  # no plan of this repository is linted: the pull request's configs only
             candidates = [path for path in candidates if change(path) is not None]
         if candidates and ctx.named_elsewhere is not None:  # plans this run does not lint count too
             named |= ctx.named_elsewhere(root, candidates)
