@@ -239,11 +239,9 @@ def test_change_card_shows_the_run_config_beside_the_plan(tmp_path, planlint, mo
     commit(repo, "tune the learning rate")
     summary = tmp_path / "summary.md"
     result = planlint("--diff-base", "main", "--format", "json", "--summary", summary, "--no-cache", cwd=repo)
-    # valid-full.toml pins a commit this repository does not have: PL902 says so (plain lint, beside PL708)
-    assert [(f["path"], f["line"], f["code"]) for f in result.json["findings"]] == [
-        ("configs/training/valid-full.toml", 6, "PL902"), ("configs/training/valid-full.toml", 9, "PL708"),
-    ], _report(result)
-    assert "training.lr changed from 1e-05 to 3e-05" in result.json["findings"][1]["message"]
+    # The config pins a commit of the repository (the one holding the rollout): no PL902, beside PL708.
+    assert [(f["path"], f["line"], f["code"]) for f in result.json["findings"]] == [("configs/training/valid-full.toml", 9, "PL708")], _report(result)
+    assert "training.lr changed from 1e-05 to 3e-05" in result.json["findings"][0]["message"]
     [card] = result.json["changes"]
     assert card["path"] == "plans/plan.yaml" and card["status"] == ["running", "running"]
     assert card["fields"] == [

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.integration
 PLACEHOLDER_SHA = "4c1f2a7b9e0d3c5a6b7f8e9d0c1b2a3f4e5d6c7b"
 TRAINING = (FIXTURES / "run" / "training" / "valid-full.toml").read_text(encoding="utf-8")
 EVAL = (FIXTURES / "run" / "eval" / "valid-filled.toml").read_text(encoding="utf-8")
+DATASET = 'dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}, platform: {train: retail-refunds, eval: retail-refunds-eval}}'
 RUN = "run: {platform: osmosis, training_config: configs/training/retail.toml, eval_config: configs/eval/retail.toml}"
 
 
@@ -34,11 +35,12 @@ def repository(tmp_path, status: str = "running"):
     repo = new_repo(tmp_path / "repo")
     write(repo / "rollouts" / "retail-refund" / "main.py", "# the agent workflow\n")
     write(repo / "rollouts" / "retail-refund" / "other.py", "# another agent workflow\n")
+    write(repo / "data" / ".gitkeep", "")  # the workspace the SDK submits from has data/
     commit(repo, "the rollout")
     pinned = head_sha(repo)
     write(repo / "configs" / "training" / "retail.toml", TRAINING.replace(PLACEHOLDER_SHA, pinned))
     write(repo / "configs" / "eval" / "retail.toml", EVAL.replace(PLACEHOLDER_SHA, pinned))
-    fragment = f'metadata: {{name: retail-refund-window, owner: "@support-ml", status: {status}}}\n{RUN}\n'
+    fragment = f'metadata: {{name: retail-refund-window, owner: "@support-ml", status: {status}}}\n{DATASET}\n{RUN}\n'
     write(repo / "plans" / "retail.yaml", build(fragment))
     commit(repo, "the plan")
     git(repo, "checkout", "-q", "-b", "pr")
@@ -101,10 +103,12 @@ def test_operational_keys_may_change_and_are_shown(tmp_path, planlint):
 
 def test_attack_a_symlinked_config_whose_target_changes(tmp_path, planlint):
     repo, _ = repository(tmp_path)
-    # PR 1: the config becomes a link to a shared file with the same content. Clean, and merged.
-    write(repo / "shared" / "x.toml", (repo / "configs" / "training" / "retail.toml").read_text(encoding="utf-8"))
+    # PR 1: the config becomes a link to a shared file with the same content (inside configs/training/,
+    # where the SDK takes training configs from, links resolved). Clean, and merged.
+    shared = "configs/training/shared/x.toml"
+    write(repo / shared, (repo / "configs" / "training" / "retail.toml").read_text(encoding="utf-8"))
     (repo / "configs" / "training" / "retail.toml").unlink()
-    os.symlink("../../shared/x.toml", repo / "configs" / "training" / "retail.toml")
+    os.symlink("shared/x.toml", repo / "configs" / "training" / "retail.toml")
     commit(repo, "share the config")
     result = lint(planlint, repo)
     assert result.json["findings"] == [], result.out
@@ -112,8 +116,8 @@ def test_attack_a_symlinked_config_whose_target_changes(tmp_path, planlint):
     git(repo, "merge", "-q", "--ff-only", "pr")
     # PR 2 edits only the link's target: another model, lr 0.5.
     git(repo, "checkout", "-q", "-b", "pr2")
-    edit(repo, "shared/x.toml", 'model_path = "Qwen/Qwen3-8B"', 'model_path = "Qwen/Qwen3-4B"')
-    edit(repo, "shared/x.toml", "lr = 1e-5", "lr = 0.5")
+    edit(repo, shared, 'model_path = "Qwen/Qwen3-8B"', 'model_path = "Qwen/Qwen3-4B"')
+    edit(repo, shared, "lr = 1e-5", "lr = 0.5")
     commit(repo, "tune the shared file")
     result = lint(planlint, repo)
     assert result.json["files"] == 1 and result.status == 1, result.out
