@@ -43,7 +43,7 @@ from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange
 from planlint.rules.grader_source import named_sources
 from planlint.rules.leakage import inputs
-from planlint.rules.run import TRAINING_DIR, display_path, resolve_config
+from planlint.rules.run import CONFIG_KEYS, TRAINING_DIR, display_path, resolve_config
 
 
 def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Services | None = None, pull_request=None, policy: Policy | None = None) -> Report:
@@ -392,7 +392,7 @@ def _quiet_run_configs(plans: list[dict], root: str, config: Config, shown: set[
     found: list[FileResult] = []
     for data in plans:
         run = data.get("run")
-        for value in (run.get("training_config"), run.get("eval_config")) if isinstance(run, dict) else ():
+        for value in (run.get(key) for key, _ in CONFIG_KEYS) if isinstance(run, dict) else ():
             path, _ = resolve_config(value, Path(root)) if isinstance(value, str) else (None, None)
             display = display_path(path) if path is not None else None
             if path is None or display is None or display in shown:
@@ -411,7 +411,7 @@ def run_config_files(data: Any, root: str, base_tree) -> set[str]:
     and where its links lead, in the working tree and at the base (a change to any re-lints the plan)."""
     run = data.get("run") if isinstance(data, dict) else None
     found: set[str] = set()
-    for value in (run.get("training_config"), run.get("eval_config")) if isinstance(run, dict) else ():
+    for value in (run.get(key) for key, _ in CONFIG_KEYS) if isinstance(run, dict) else ():
         if not isinstance(value, str) or not value.strip():
             continue
         rel = posixpath.normpath(value.replace("\\", "/"))

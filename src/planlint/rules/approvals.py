@@ -32,7 +32,7 @@ from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, ru
 from planlint.rules.budget import spend_amount
 from planlint.rules.diff import currency_changed, first_change, same
 
-RUN_CONFIG_KEYS = ("training_config", "eval_config")
+RUN_CONFIG_KEYS = ("training_config", "eval_config", "benchmark_config")
 
 
 def approval_subject(data: Any, read: Callable[[str], str | None]) -> dict[str, Any]:

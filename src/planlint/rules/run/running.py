@@ -3,7 +3,8 @@
 What decides which code, model, data or recipe runs is frozen while the plan
 runs: a training config's `[experiment]` (whole), `[training]`, `[sampling]`
 and `[advanced]`; an eval config's `[experiment]`, `[evaluation]` and
-`[advanced]`. `[checkpoints]`, `[env]` and `[secrets]` are operations: the
+`[advanced]`; a benchmark config's `[experiment]`, `[tasks]`, `[[agents]]`,
+`[execution]` and `[verifier]`. `[checkpoints]`, `[env]` and `[secrets]` are operations: the
 change card lists them, PL708 does not. The base revision's config is read
 from git objects (`ctx.base_text`, links followed inside the tree), the
 head's from the working tree (links resolved inside the repository), so a
@@ -18,11 +19,16 @@ from typing import Any
 from planlint.core.messages import show
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
 from planlint.rules.run.files import run_files
+from planlint.services.benchmark_config import BENCHMARK
 from planlint.services.run_config import EVAL, TRAINING, parse
 
 # What a running plan's configs may not change: the code, the model, the data, the recipe, by kind of config.
-FROZEN_SECTIONS = {TRAINING: ("experiment", "training", "sampling", "advanced"), EVAL: ("experiment", "evaluation", "advanced")}
-_KINDS = (("training_config", TRAINING), ("eval_config", EVAL))
+FROZEN_SECTIONS = {
+    TRAINING: ("experiment", "training", "sampling", "advanced"),
+    EVAL: ("experiment", "evaluation", "advanced"),
+    BENCHMARK: ("experiment", "tasks", "agents", "execution", "verifier"),
+}
+_KINDS = (("training_config", TRAINING), ("eval_config", EVAL), ("benchmark_config", BENCHMARK))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -73,8 +79,10 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
     or the recipe of its submit configs mid-run means the next submission
     is another experiment under the old plan's name and approval. Frozen
     are the training config's `[experiment]` (every key), `[training]`,
-    `[sampling]` and `[advanced]`, and the eval config's `[experiment]`,
-    `[evaluation]` and `[advanced]`; `[checkpoints]`, `[env]` and
+    `[sampling]` and `[advanced]`, the eval config's `[experiment]`,
+    `[evaluation]` and `[advanced]`, and a benchmark config's
+    `[experiment]`, `[tasks]`, `[[agents]]`, `[execution]` and
+    `[verifier]`; `[checkpoints]`, `[env]` and
     `[secrets]` may change (operations: the change card lists them).
     Configs compare by content, links followed, so editing the file a
     config links to is a change too. Revert the change, or stop this plan
@@ -161,12 +169,12 @@ def _changed_while_running(ctx: PlanContext, key: str, kind: str, read_base) -> 
         return
     head_path = ctx.get("run", key)
     document = run_files(ctx).documents.get(key)
-    label = "training" if kind == TRAINING else "eval"
+    label = {TRAINING: "training", EVAL: "eval", BENCHMARK: "benchmark"}[kind]
     if document is None:
         if head_path is MISSING or ctx.get("run") is MISSING:
             yield Problem(
                 ("run", key) if isinstance(ctx.get("run"), dict) else ("run",),
-                f"the plan was running at the base revision from {show(base_path)}, and no longer names {'a' if kind == TRAINING else 'an'} {label} config: "
+                f"the plan was running at the base revision from {show(base_path)}, and no longer names {'an' if kind == EVAL else 'a'} {label} config: "
                 "restore it; a new run belongs in a new plan",
                 missing=True,
             )
