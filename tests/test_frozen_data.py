@@ -68,7 +68,7 @@ def test_attack_a_frozen_eval_file_loses_15_of_its_20_rows(tmp_path, planlint):
 
 
 def test_rewritten_rows_count_as_removed_and_added(tmp_path, planlint):
-    repo = repository(tmp_path, status="completed")
+    repo = repository(tmp_path, status="approved")
     write(repo / "data" / "retail" / "eval.jsonl", rows("e", 18) + rows("e", 3, start=40))
     result = lint(planlint, repo)  # uncommitted: the working tree is the head
     assert found(result) == [("PL701", "error", "splits.eval.path")]

@@ -261,7 +261,7 @@ def running_data_changed(ctx: PlanContext) -> Iterator[Problem]:
         {"id": "t2", "customer_id": "c-2", "created_at": "2026-05-02", "prompt": "cancel and refund"}
     Example (passes):
         # base
-        metadata: {name: retail-refund-window, owner: "@support-ml", status: completed}
+        metadata: {name: retail-refund-window, owner: "@support-ml", status: approved}
         --- data/retail/train.jsonl
         {"id": "t1", "customer_id": "c-1", "created_at": "2026-05-01", "prompt": "refund my order"}
         --- data/retail/eval.jsonl
