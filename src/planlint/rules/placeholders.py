@@ -37,11 +37,15 @@ def placeholder_value(ctx: PlanContext) -> Iterator[Problem]:
 
     A template's blank that was never filled in passes every other check: it
     is a string, often one that looks pinned (`revision: TODO-commit`). A
-    value is a placeholder when it contains one of the words TODO, TBD, FIXME,
-    XXX, CHANGEME or REPLACE_ME in capitals, not touching another letter or
-    digit (`TODO-commit`, `TODO_group_field`, `@TODO-team`, `org/TODO-model`,
-    `TODO the one behaviour` count; `todo-app`, `Todoist`, `XXXL` do not), or
-    when it is `...`, or wholly in angle brackets (`<model revision>`). An
+    value is a placeholder when one of the words TODO, TBD, FIXME, XXX,
+    CHANGEME or REPLACE_ME, in capitals and not touching another letter or
+    digit, is a blank of it: it starts the value (`TODO the one behaviour`,
+    `TBD`), ends it (`tau-bench tickets, TBD`), or is part of a token
+    (`TODO-commit`, `TODO_group_field`, `@TODO-team`, `org/TODO-model`,
+    `TODO: decide`); or when the value is `...`, or wholly in angle brackets
+    (`<model revision>`). Between the words of a sentence such a word is
+    prose (`Answer tickets about the TODO list feature`), and `todo-app`,
+    `Todoist` or `XXXL` are no placeholder words at all. An
     error, and a warning while `metadata.status` is `draft`, so the output of
     `planlint init` can be committed as a draft. One finding per value: a
     placeholder is reported by this rule only, not also as floating or
