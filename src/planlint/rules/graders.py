@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Iterator
 
-from planlint.core.floating import floating_reason
+from planlint.core.floating import dated_snapshot, floating_reason
 from planlint.core.messages import show
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
@@ -138,7 +138,11 @@ def judge_model_unpinned(ctx: PlanContext) -> Iterator[Problem]:
     """An `llm_judge` grader lacks `judge_model.name` or has an absent or floating `judge_model.revision`.
 
     An LLM judge is only as stable as the model behind it: a judge model that
-    moves to a new snapshot changes every score it gives.
+    moves to a new snapshot changes every score it gives. A name that is a
+    provider's dated snapshot is a pin by itself, and needs no revision:
+    OpenAI's `-YYYY-MM-DD` (`gpt-4.1-mini-2025-04-14`), Anthropic's
+    `-YYYYMMDD` (`claude-3-5-sonnet-20241022`, `@YYYYMMDD` on Vertex AI) and
+    Google's `-NNN` for Gemini (`gemini-1.5-pro-002`).
 
     Example (fails):
         graders:
@@ -180,7 +184,13 @@ def judge_model_unpinned(ctx: PlanContext) -> Iterator[Problem]:
         if "name" not in judge or not _text(judge.get("name")):
             yield Problem(route + ("name",), f"{label} judge_model has no name: name the model that judges", missing="name" not in judge)
         if "revision" not in judge:
-            yield Problem(route + ("revision",), f"{label} judge_model has no revision: pin the exact judge model snapshot", missing=True)
+            if not dated_snapshot(judge.get("name")):  # a dated snapshot's name is its pin
+                yield Problem(
+                    route + ("revision",),
+                    f"{label} judge_model has no revision: pin the exact judge model snapshot, with a revision or a dated snapshot "
+                    "name (OpenAI gpt-4.1-mini-2025-04-14, Anthropic claude-3-5-sonnet-20241022, Google gemini-1.5-pro-002)",
+                    missing=True,
+                )
         else:
             reason = floating_reason(judge["revision"])
             if reason:
