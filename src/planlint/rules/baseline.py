@@ -7,6 +7,7 @@ from typing import Iterator
 from planlint.core.messages import show
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
+from planlint.rules.splits import declared_splits
 
 ACTIVE_STATUSES = ("approved", "running", "completed")
 
@@ -68,7 +69,10 @@ def baseline_split_mismatch(ctx: PlanContext) -> Iterator[Problem]:
     """`baseline.split` differs from `decision.split`, or is the train split.
 
     The decision compares the trained model with the baseline on one split; a
-    baseline measured elsewhere (or on training data) is not comparable.
+    baseline measured elsewhere (or on training data) is not comparable. When
+    the decision itself is on the train split (PL604) or on a split the plan
+    does not declare (PL607), that is the problem to fix, and the baseline is
+    not compared with it.
 
     Example (fails):
         baseline:
@@ -90,7 +94,10 @@ def baseline_split_mismatch(ctx: PlanContext) -> Iterator[Problem]:
     decision_split = ctx.get("decision", "split")
     if name == "train":
         yield Problem(("baseline", "split"), "the baseline is measured on the train split: measure it on the held-out split the decision uses")
-    elif isinstance(decision_split, str) and name != decision_split:
+        return
+    if decision_split == "train" or decision_split not in (declared_splits(ctx) or ()):
+        return  # a decision on train (PL604) or on no declared split (PL607): that is the problem, not the baseline
+    if isinstance(decision_split, str) and name != decision_split:
         yield Problem(("baseline", "split"), f"baseline.split {show(split)} differs from decision.split {show(decision_split)}: measure the baseline on the split the decision compares on")
 
 

@@ -9,6 +9,7 @@ from planlint.core.messages import show
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, rule
 from planlint.rules.baseline import ACTIVE_STATUSES
+from planlint.rules.splits import declared_splits
 
 
 @rule("PL601", "decision-metric-missing", ERROR)
@@ -211,14 +212,6 @@ def grpo_without_reward(ctx: PlanContext) -> Iterator[Problem]:
         yield Problem(("reward", "graders"), "reward.graders is missing: name the graders that score each GRPO attempt", missing=True)
     elif not graders:
         yield Problem(("reward", "graders"), "reward.graders is empty: name the graders that score each GRPO attempt")
-
-
-def declared_splits(ctx: PlanContext) -> list[str] | None:
-    """The split names declared under `splits` (not `boundary`, not `x-` extensions), or None without splits."""
-    splits = ctx.mapping("splits")
-    if splits is None:
-        return None
-    return [name for name in splits if name != "boundary" and not name.startswith("x-")]
 
 
 @rule("PL607", "split-undeclared", ERROR)

@@ -11,6 +11,14 @@ from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, rule
 
 
+def declared_splits(ctx: PlanContext) -> list[str] | None:
+    """The split names declared under `splits` (not `boundary`, not `x-` extensions), or None without splits."""
+    splits = ctx.mapping("splits")
+    if splits is None:
+        return None
+    return [name for name in splits if name != "boundary" and not name.startswith("x-")]
+
+
 @rule("PL201", "eval-split-missing", ERROR)
 def eval_split_missing(ctx: PlanContext) -> Iterator[Problem]:
     """`splits.eval` is absent.
