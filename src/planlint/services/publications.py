@@ -149,8 +149,8 @@ def build(config, *, online: bool = False, cache_dir: str | None = None, use_cac
         if display.startswith(".." + os.sep) or display == "..":
             display = str(path)
         try:
-            if getattr(config, "catalog_text", None) is not None:  # diff mode: the base revision's catalog
-                catalog = catalog_from_text(config.catalog_text, display.replace(os.sep, "/"))
+            if getattr(config, "catalog_text", None) is not None:  # diff mode: the base revision's catalog, and messages say so
+                catalog = catalog_from_text(config.catalog_text, f"{display.replace(os.sep, '/')} at the base revision")
             else:
                 catalog = load_catalog(path, display.replace(os.sep, "/"))
         except CatalogError as exc:
