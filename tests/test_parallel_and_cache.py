@@ -627,7 +627,7 @@ def test_every_file_result_field_is_cached_or_deliberately_not():
         "path", "is_plan", "findings", "suppressions", "plan_name", "name_span", "text", "notes", "data_skipped", "data", "positions", "diff_checked",
         "committed_currency", "committed_amount", "spend_span", "uncounted",
         "missing_inputs",
-        "attached", "repo_root", "run_configs",
+        "attached", "repo_root", "run_configs", "status",
     }
     assert cache_module._RESULT_NOT_STORED < fields
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from planlint.core.file_rules import STATUSES, PerFileIgnore, parse_per_file_ignores, parse_status_levels
 from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits, load_file, load_text
 from planlint.core.paths import leads_outside, repository_root
 from planlint.core.registry_settings import parse_settings
@@ -27,7 +28,7 @@ class ConfigError(Exception):
 
 KNOWN_KEYS = {
     "select", "ignore", "severity", "exclude", "max_file_size", "max_spend_limit",
-    "catalog", "registry", "data", "limits", "cache_dir", "budget", "approvers", "calibration",
+    "catalog", "registry", "data", "limits", "cache_dir", "budget", "approvers", "calibration", "per-file-ignores",
 }
 LIMIT_KEYS = {"max_depth", "max_nodes", "max_aliases", "time_budget"}
 
@@ -68,6 +69,9 @@ class Config:
     select: list[str] = field(default_factory=lambda: ["PL"])
     ignore: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)
+    # `severity: {CODE: {STATUS: level}}`: code -> plan status -> level (core/file_rules.py)
+    status_severity: dict[str, dict[str, str]] = field(default_factory=dict)
+    per_file_ignores: list[PerFileIgnore] = field(default_factory=list)  # `per-file-ignores` (core/file_rules.py)
     exclude: list[str] = field(default_factory=list)
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     max_spend_limit: dict[str, float] = field(default_factory=dict)
@@ -84,6 +88,10 @@ class Config:
     _exclude_res: list = field(default_factory=list, repr=False)
     # select/ignore/severity resolved for one run (`resolved`); derived from the fields above, so not in the cache key.
     _rules: RuleSelection | None = field(default=None, repr=False, compare=False)
+    _per_file_res: list = field(default_factory=list, repr=False, compare=False)
+    # `narrowed`: the run's config for one file is made once per (rules turned off, status); `_wide` is the run's own.
+    _narrowed: dict = field(default_factory=dict, repr=False, compare=False)
+    _wide: Config | None = field(default=None, repr=False, compare=False)
 
     def enabled(self, code: str) -> bool:
         """ruff's rule: the most specific matching prefix wins; on a tie, ignore wins.
@@ -125,6 +133,39 @@ class Config:
         if self._rules is None:
             raise RuntimeError("the configuration's rules were not resolved for this run (Config.resolved)")
         return self._rules
+
+    def narrowed(self, path: str | os.PathLike | None, status: Any = None) -> Config:
+        """The run's config for one file: without the rules `per-file-ignores` turns off for `path`,
+        and with the severities `severity:` sets for plans whose `metadata.status` is `status`.
+
+        The config itself when neither applies (nearly always: no lookup, no copy).
+        """
+        wide = self._wide or self
+        if not wide.per_file_ignores and not wide.status_severity:
+            return wide
+        off = wide.ignored_for(path) if path is not None else frozenset()
+        levels = {code: by_status[status] for code, by_status in wide.status_severity.items() if status in by_status} if isinstance(status, str) else {}
+        if not off and not levels:
+            return wide
+        key = (off, status if levels else None)
+        found = wide._narrowed.get(key)
+        if found is None:
+            rules = wide.rules
+            selection = RuleSelection(rules.enabled - off, MappingProxyType({**rules.severities, **levels}))
+            found = wide._narrowed[key] = replace(wide, _rules=selection, _narrowed={}, _wide=wide)
+        return found
+
+    def ignored_for(self, path: str | os.PathLike) -> frozenset[str]:
+        """The codes `per-file-ignores` turns off for the file at `path` (relative to the working directory or absolute)."""
+        if not self.per_file_ignores:
+            return frozenset()
+        if not self._per_file_res:
+            self._per_file_res = [(_glob_regex(entry.pattern), entry.codes) for entry in self.per_file_ignores]
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.root))).as_posix()
+        except ValueError:
+            rel = Path(path).as_posix()
+        return frozenset(code for regex, codes in self._per_file_res if regex.match(rel) for code in codes)
 
     def parser_limits(self) -> Limits:
         return Limits(max_file_size=self.max_file_size, **self.limits)
@@ -450,12 +491,21 @@ def _build(raw: dict, path: Path, codes: Iterable[str] | None, names: Mapping[st
             raise _fail(path, key, problem)
     severity = raw.get("severity", {})
     if not isinstance(severity, dict):
-        raise _fail(path, "severity", "expected a mapping of code to error|warning")
+        raise _fail(path, "severity", "expected a mapping of code to error|warning (or to {STATUS: error|warning})")
     for written, level in severity.items():
         code = selector(str(written), names)
-        if not re.fullmatch(r"PL[0-9]{3}", code) or (codes is not None and code not in codes) or level not in ("error", "warning"):
+        if not re.fullmatch(r"PL[0-9]{3}", code) or (codes is not None and code not in codes):
             raise _fail(path, "severity", f"{written}: {level!r}: expected a rule code or name mapped to error or warning")
-        config.severity[code] = level
+        if isinstance(level, dict):  # by plan status: {approved: error, running: error}
+            config.status_severity[code] = parse_status_levels(str(written), level, lambda problem: _fail(path, "severity", problem))
+        elif level in ("error", "warning"):
+            config.severity[code] = level
+        else:
+            raise _fail(path, "severity", f"{written}: {level!r}: expected error, warning, or a mapping of plan status ({', '.join(STATUSES)}) to error or warning")
+    if "per-file-ignores" in raw:
+        config.per_file_ignores = parse_per_file_ignores(
+            raw["per-file-ignores"], lambda key, problem: _fail(path, key, problem), lambda written: selector(written, names), codes,
+        )
     if "exclude" in raw:
         config.exclude = _str_list(path, "exclude", raw["exclude"])
     if "max_file_size" in raw:

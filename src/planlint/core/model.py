@@ -68,6 +68,7 @@ class FileResult:
     attached: list["FileResult"] = field(default_factory=list)  # other files the plan names (run configs), with their findings
     repo_root: str | None = None  # the plan's repository (PL904)
     run_configs: list[str] = field(default_factory=list)  # the training configs the plan names, as written and real (PL904)
+    status: str | None = None  # the plan's metadata.status, when a string: severities by status for the repo-level rules
 
 
 @dataclass

@@ -102,7 +102,7 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     time of the data rules (scope "data": reading the split files) is not
     counted: `data.time_budget` bounds them.
     """
-    config = resolved(config)
+    config = resolved(config).narrowed(path)  # without the rules per-file-ignores turns off for this file
     selected = config.rules
     limits = config.parser_limits()
     deadline = time.monotonic() + limits.time_budget
@@ -135,6 +135,11 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     result.is_plan = True
     result.data = data
     result.positions = loaded.positions
+    status = data.get("metadata", {}).get("status") if isinstance(data.get("metadata"), dict) else None
+    if isinstance(status, str):
+        result.status = status
+        config = config.narrowed(path, status)  # the severities `severity:` sets for this status
+        selected = config.rules
     result.missing_inputs = _missing_inputs(data)
     name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
     if isinstance(name, str):

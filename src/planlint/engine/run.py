@@ -13,6 +13,7 @@ The config arrives resolved (`config.rules`): which rules run is decided once.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
@@ -181,7 +182,7 @@ def _unplanned_runs(ctx: RepoContext, config: Config) -> list[FileResult]:
         result = FileResult(document.path, text=document.text)
         result.suppressions = supp.parse_toml(document.text or "", rule_code)  # its real TOML comments; rules by code or name
         span = place(problem, document.positions)
-        if not supp.is_suppressed(result.suppressions, "PL904", span.line):
+        if "PL904" in config.narrowed(result.path).rules and not supp.is_suppressed(result.suppressions, "PL904", span.line):
             result.findings.append(make_finding("PL904", result.path, span, problem.message, problem.route, config, problem.severity))
         found.append(result)
     return found
@@ -292,16 +293,23 @@ def finish(
         report.notes.extend(result.notes)
         if result.missing_inputs:
             report.missing_inputs[result.path] = result.missing_inputs
+        here = config.narrowed(result.path, result.status)  # per-file-ignores and severities by status
+        if here is not config:  # also for what lint_file did not place: the run configs' findings, the diff rules'
+            off, levels = config.rules.enabled - here.rules.enabled, here.rules.severities
+            result.findings = [
+                f if levels.get(f.code, f.severity) == f.severity else replace(f, severity=levels[f.code])
+                for f in result.findings if f.code not in off
+            ]
         if result.suppressions:
-            ctx = SuppressionContext(result.path, result.suppressions, lambda code, result=result: _judged(code, result, config), config)
-            if "PL009" in config.rules:
+            ctx = SuppressionContext(result.path, result.suppressions, lambda code, result=result, here=here: _judged(code, result, here), here)
+            if "PL009" in here.rules:
                 # Not silenced by a suppression: the comment that needs a reason is what it reports.
                 for problem in RULES["PL009"].check(ctx):
-                    result.findings.append(make_finding("PL009", result.path, problem.span, problem.message, problem.route, config))
-            if "PL010" in config.rules:
+                    result.findings.append(make_finding("PL009", result.path, problem.span, problem.message, problem.route, here))
+            if "PL010" in here.rules:
                 for problem in RULES["PL010"].check(ctx):
                     if not supp.is_suppressed(result.suppressions, "PL010", problem.span.line):
-                        result.findings.append(make_finding("PL010", result.path, problem.span, problem.message, problem.route, config))
+                        result.findings.append(make_finding("PL010", result.path, problem.span, problem.message, problem.route, here))
         if result.findings and result.text is not None:
             report.sources[result.path] = result.text
         report.findings.extend(result.findings)
@@ -357,6 +365,7 @@ def _repo_findings(code: str, ctx: RepoContext, results: list[FileResult], repor
             report.notes.append(problem.text)
             continue
         result = by_path[problem.path]
+        here = ctx.config.narrowed(result.path, result.status)  # per-file-ignores and severities by status
         span = getattr(result, _KEPT_SPANS[problem.route]) or START
-        if not supp.is_suppressed(result.suppressions, code, span.line):
-            result.findings.append(make_finding(code, result.path, span, problem.message, problem.route, ctx.config))
+        if code in here.rules and not supp.is_suppressed(result.suppressions, code, span.line):
+            result.findings.append(make_finding(code, result.path, span, problem.message, problem.route, here))

@@ -77,9 +77,11 @@ def _switches(rules: Mapping[str, Rule], base_config, head_config) -> str:
 
 def _severity(rules: Mapping[str, Rule], code: str, old: Any, new: Any) -> str:
     default = rules[code].severity if code in rules else None
+    name = f"{code} ({rules[code].name})" if code in rules else code
+    if isinstance(old, dict) or isinstance(new, dict):  # by plan status: {draft: warning}
+        return f"set the severity of {name} from {_value(old if old is not None else default)} to {_value(new if new is not None else default)} (by plan status)"
     before = old if isinstance(old, str) else default
     after = new if isinstance(new, str) else default
-    name = f"{code} ({rules[code].name})" if code in rules else code
     if before == "error" and after == "warning":
         return f"downgrade {name} from error to warning: its findings would no longer fail the check"
     if before == "warning" and after == "error":
@@ -133,6 +135,8 @@ def _effect(ctx: PlanContext, key: str, sub: str | None, old: Any, new: Any, mis
         return f"change a parser limit ({where}) from {_value(old) if old is not missing else 'the default'} to {_value(new) if new is not missing else 'the default'}"
     if key == "cache_dir":
         return "move planlint's cache"
+    if key == "per-file-ignores" and new is not missing:
+        return f"turn rules off for the files its globs match ({_value(new)}), whose findings would no longer be reported"
     if new is missing:
         return f"remove {where} (was {_value(old)})"
     if old is missing:
