@@ -14,6 +14,7 @@ import gc
 import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from planlint.subcommands import SUBCOMMANDS, CommandExit as _Exit, explain_text, rules_text, run as _subcommand
 
@@ -58,7 +59,7 @@ def _lint_parser() -> argparse.ArgumentParser:
         epilog="Other commands: planlint explain CODE | planlint rules [--format json] | planlint schema | planlint init [NAME]"
         " | planlint comment --report REPORT.json | planlint server",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to lint (default: plans/)")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to lint (default: plans/); - reads one plan from standard input")
     parser.add_argument("-V", "--version", action="version", version=_version_text(), help="print planlint's version and exit")
     parser.add_argument("--format", choices=FORMATS, help="output format (default: text; github under GitHub Actions)")
     parser.add_argument(
@@ -79,12 +80,22 @@ def _lint_parser() -> argparse.ArgumentParser:
         "--skip-non-plans", action="store_true",
         help="treat named files like discovered ones: skip files that are not plans instead of reporting PL004 (for pre-commit)",
     )
+    parser.add_argument(
+        "--stdin-filename", metavar="PATH",
+        help="with PATH -: the path of the plan read from standard input, as if it were there (configuration, exclude, "
+        "per-file-ignores, relative split paths, the repository's other plans)",
+    )
     parser.add_argument("--select", metavar="CODES", action="append", help="comma-separated codes or prefixes to enable (replaces the config's select; repeatable)")
     parser.add_argument("--ignore", metavar="CODES", action="append", help="comma-separated codes or prefixes to disable (added to the config's ignore; repeatable)")
     parser.add_argument("--config", metavar="FILE", help="use this config file instead of looking one up")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, one line each")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
     parser.add_argument("--no-color", action="store_true", help="never colour the text output")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported (2 still means a usage, configuration or internal error)")
+    parser.add_argument(
+        "--fail-on", choices=("error", "warning"), default="error",
+        help="the lowest severity that makes the exit status 1 (default: error; warning: any finding fails)",
+    )
     parser.add_argument("--diff-base", metavar="REV", help="lint only plans changed since the merge-base of REV and HEAD, and run the PL7xx rules")
     accepted = parser.add_mutually_exclusive_group()
     accepted.add_argument("--baseline", metavar="FILE", help="report only findings not accepted in FILE (see --write-baseline)")
@@ -216,9 +227,12 @@ def _lint(argv: list[str]) -> int:
     from planlint.rules import RULES, resolved, rule_names
 
     _imports_done()
+    stdin = _stdin_target(args)
     names = rule_names()  # rules may be named wherever their codes go
     try:
-        config = load_config(args.config, codes=RULES, names=names)
+        # A plan on standard input is linted as if it were at --stdin-filename: its configuration is found from there.
+        start = Path(os.path.dirname(os.path.abspath(args.stdin_filename))) if args.stdin_filename else None
+        config = load_config(args.config, start, codes=RULES, names=names)
     except ConfigError as exc:
         raise _Exit(2, str(exc)) from None
     policy = None
@@ -239,7 +253,7 @@ def _lint(argv: list[str]) -> int:
     problem = check_selectors(config.select + config.ignore, RULES)
     if problem:
         raise _Exit(2, f"--select/--ignore: {problem}")
-    paths = args.paths or ["plans/"]
+    paths = [] if stdin is not None else args.paths or ["plans/"]
     if args.diff and not args.fix:
         raise _Exit(2, "--diff shows what --fix would change: use --fix --diff")
     if args.fix and (args.diff_base is not None or args.write_baseline is not None):
@@ -285,6 +299,11 @@ def _lint(argv: list[str]) -> int:
             else:
                 pull_request = None
             report = lint_diff(paths, config, args.diff_base, services=services, pull_request=pull_request, policy=policy)
+        elif stdin is not None:
+            from planlint.engine.run import lint_content
+
+            display, path = stdin
+            report = lint_content(display, path, sys.stdin.buffer.read(), config, services=services, named_as_discovered=args.skip_non_plans)
         else:
             report = lint_paths(paths, config, services=services, named_as_discovered=args.skip_non_plans, jobs=args.jobs, cache=_result_cache(args, config))
     except UsageError as exc:
@@ -333,7 +352,27 @@ def _lint(argv: list[str]) -> int:
             print(f"planlint: note: {sanitize(note)}", file=sys.stderr)
         if len(notes) > MAX_NOTES:
             print(f"planlint: note: ... and {len(notes) - MAX_NOTES} more notes (--quiet hides them)", file=sys.stderr)
-    return 1 if report.errors else 0
+    if args.exit_zero:
+        return 0
+    return 1 if report.errors or (args.fail_on == "warning" and report.warnings) else 0
+
+
+def _stdin_target(args: argparse.Namespace) -> tuple[str, Path] | None:
+    """(display path, path) of the plan on standard input (`planlint -`), or None; exit 2 on a combination that cannot work."""
+    if args.stdin_filename is not None and args.paths != ["-"]:
+        raise _Exit(2, "--stdin-filename names the plan read from standard input: give - as the only PATH")
+    if "-" not in args.paths:
+        return None
+    if args.paths != ["-"]:
+        raise _Exit(2, "- reads one plan from standard input: give it as the only PATH")
+    for flag, given in (("--fix", args.fix), ("--diff-base", args.diff_base is not None), ("--write-baseline", args.write_baseline is not None)):
+        if given:
+            raise _Exit(2, f"- (a plan on standard input) cannot be combined with {flag}, which works on files")
+    if args.stdin_filename is None:
+        return "-", Path("-")
+    if not args.stdin_filename.strip():
+        raise _Exit(2, "--stdin-filename: give the path the plan would have")
+    return args.stdin_filename, Path(args.stdin_filename)
 
 
 def _result_cache(args, config):
@@ -400,7 +439,7 @@ def _fix(args, paths: list[str], config, services, output: str | None):
     if args.diff:
         _after_registry(services.publications)
         _write(output, outcome.diff)
-        return (1 if outcome.diff else 0), services
+        return (1 if outcome.diff and not args.exit_zero else 0), services
     return None, replace(services, repinned=outcome.repinned)
 
 

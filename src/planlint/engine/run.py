@@ -70,6 +70,33 @@ def lint_paths(
     return finish(results, config, report, other_names=other_names, other_commitments=other_commitments)
 
 
+def lint_content(
+    display: str, path: Path, content: bytes, config: Config, *, services: Services | None = None, named_as_discovered: bool = False,
+) -> Report:
+    """Lint `content` as the plan at `path`, shown as `display` (`planlint - --stdin-filename PATH`).
+
+    As for a file named on the command line: `exclude` applies (an excluded
+    path is not linted), and PL005 and PL507 count the repository's other
+    plans (the file at `path` itself, if there is one, is the one being
+    linted). Never cached: the content is not the file's.
+    """
+    config = resolved(config)
+    if config.excluded(path):
+        return finish([], config)
+    result = lint_file(display, path, not named_as_discovered, config, services, content=content)
+    if result is None:
+        return finish([], config)
+    result.data = result.positions = None  # as lint_targets drops them: nothing later reads them
+    start = os.path.dirname(os.path.abspath(path))
+    other_names = None
+    if "PL005" in config.rules and result.plan_name is not None:
+        other_names = repository_plan_names([path], {result.plan_name}, config, start=start)
+    other_commitments = None
+    if config.committed_limit and "PL507" in config.rules:
+        other_commitments = repository_commitments([path], config, start=start)
+    return finish([result], config, other_names=other_names, other_commitments=other_commitments)
+
+
 def repository_commitments(linted: list[Path], config: Config, *, start: str | None = None, facts=None) -> list[tuple[str, float]]:
     """(currency, max_spend) of the repository's other approved and running plans (PL507 on named files).
 
