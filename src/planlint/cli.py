@@ -20,7 +20,7 @@ from planlint.subcommands import SUBCOMMANDS, CommandExit as _Exit, explain_text
 
 __all__ = ["entry", "explain_text", "main", "rules_text"]
 
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown", "gitlab")
 MAX_NOTES = 10
 REPORT_URL = "https://github.com/planlint/planlint/issues"
 
@@ -61,7 +61,7 @@ def _lint_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to lint (default: plans/); - reads one plan from standard input")
     parser.add_argument("-V", "--version", action="version", version=_version_text(), help="print planlint's version and exit")
-    parser.add_argument("--format", choices=FORMATS, help="output format (default: text; github under GitHub Actions)")
+    parser.add_argument("--format", choices=FORMATS, help="output format (default: text; github under GitHub Actions); gitlab: a GitLab Code Quality report")
     parser.add_argument(
         "--output", metavar="[FORMAT=]FILE", action="append", default=[],
         help="FILE: write the --format report to FILE instead of standard output; FORMAT=FILE (repeatable): "
@@ -346,7 +346,7 @@ def _lint(argv: list[str]) -> int:
     _write(output, text)
     if stale:
         sys.stderr.write(accepted_findings.stale_text(args.baseline, stale))
-    if fmt == "text" and not args.quiet:  # machine formats carry their notes in the report itself
+    if fmt in ("text", "gitlab") and not args.quiet:  # the machine formats carry their notes in the report; GitLab's has no place for them
         notes = [note for note in report.notes if note not in registry_notes]  # those were printed as warnings
         for note in notes[:MAX_NOTES]:
             print(f"planlint: note: {sanitize(note)}", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 Every reporter takes the Report and options and returns the text to write.
 Text and JSON are imported with this table; the others when first used, so a
-text run never pays for SARIF.
+text run never pays for SARIF or GitLab's format.
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ def format_junit(report: Report, **options: object) -> str:
     return format_junit(report, **options)
 
 
+def format_gitlab(report: Report, **options: object) -> str:
+    from planlint.formats.gitlab import format_gitlab
+
+    return format_gitlab(report, **options)
+
+
 def format_markdown(report: Report, **options: object) -> str:
     from planlint.formats.markdown import format_markdown
 
@@ -49,4 +55,5 @@ REPORTERS: dict[str, Callable[..., str]] = {
     "sarif": format_sarif,
     "junit": format_junit,
     "markdown": format_markdown,
+    "gitlab": format_gitlab,
 }
