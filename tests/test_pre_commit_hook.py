@@ -29,8 +29,14 @@ def test_hook_definition():
     hooks = YAML(typ="safe").load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert [h["id"] for h in hooks] == ["planlint", "planlint-fix"]
     hook = hooks[0]
-    assert hook["entry"] == "planlint --skip-non-plans" and hook["language"] == "python"
-    assert hook["files"] == "^plans/" and hook["types"] == ["yaml"]
+    assert hook["entry"] == "planlint --changed-files" and hook["language"] == "python"
+    assert "types" not in hook  # split files are JSON Lines, CSV and Parquet, run configs TOML: not YAML
+    files = re.compile(hook["files"])
+    for path in ("plans/a.yaml", "plans/b.yml", "catalog.yaml", ".planlint.yaml", "pyproject.toml", "configs/training/x.toml",
+                 "data/train.jsonl", "data/eval.CSV", "data/train-00001.parquet", "data/eval.jsonl.gz", "data/x.ndjson"):
+        assert files.search(path), path
+    for path in ("README.md", "src/app.py", "rollouts/x/main.py"):
+        assert not files.search(path), path
     assert hook["require_serial"] is True and hook["pass_filenames"] is True
     assert re.fullmatch(r"\d+\.\d+\.\d+", hook["minimum_pre_commit_version"])
 
@@ -52,7 +58,7 @@ def test_try_repo_lints_plans_and_skips_other_yaml(tmp_path):
     write(project / "plans" / "good.yaml", REFERENCE)
     write(project / "plans" / "catalog.yaml", "datasets: {retail-refunds: {releases: ['2026.11.03']}}\n")  # not a plan
     write(project / "plans" / "bad.yaml", REFERENCE.replace('release: "2026.11.03"', "release: latest").replace("name: ", "name: b-", 1))
-    write(project / "config" / "other.yaml", "apiVersion: planlint/v1\nkind: ExperimentPlan\n")  # outside plans/: not passed
+    write(project / ".github" / "workflows" / "ci.yml", "on: [push\n")  # not a plan, and broken: not planlint's to report
     git(project, "add", "-A")
     env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"), NO_COLOR="1", GIT_CONFIG_GLOBAL=os.devnull)
     env.pop("GITHUB_ACTIONS", None)
@@ -67,7 +73,7 @@ def test_try_repo_lints_plans_and_skips_other_yaml(tmp_path):
     out = failing.stdout + failing.stderr
     assert failing.returncode == 1, out
     assert "plans/bad.yaml:21:12: PL102" in out
-    assert "PL004" not in out and "other.yaml" not in out
+    assert "PL004" not in out and "ci.yml" not in out
     assert "2 files checked: 1 error, 0 warnings." in out
 
     write(project / "plans" / "bad.yaml", REFERENCE.replace("name: ", "name: b-", 1))

@@ -22,10 +22,10 @@ def _hook(hook_id: str) -> dict:
 
 def test_planlint_fix_hook_is_declared():
     hook = _hook("planlint-fix")
-    assert hook["entry"] == "planlint --fix --skip-non-plans"
+    assert hook["entry"] == "planlint --fix --changed-files"
     assert hook["language"] == "python"
-    assert hook["files"] == "^plans/"
-    assert hook["types"] == ["yaml"]
+    assert hook["files"] == _hook("planlint")["files"]  # the same files start it as start the lint
+    assert "types" not in hook
     assert hook["require_serial"] is True
     assert hook["minimum_pre_commit_version"] == "3.0.0"
 

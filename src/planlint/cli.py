@@ -81,6 +81,11 @@ def _lint_parser() -> argparse.ArgumentParser:
         help="treat named files like discovered ones: skip files that are not plans instead of reporting PL004 (for pre-commit)",
     )
     parser.add_argument(
+        "--changed-files", action="store_true",
+        help="the PATHs are the files a commit changes (the pre-commit hook passes them): lint the plans among them, and the plans "
+        "under plans/ whose split files or run configs are among them (every plan when the config or the catalog is); other files are ignored",
+    )
+    parser.add_argument(
         "--stdin-filename", metavar="PATH",
         help="with PATH -: the path of the plan read from standard input, as if it were there (configuration, exclude, "
         "per-file-ignores, relative split paths, the repository's other plans)",
@@ -253,7 +258,7 @@ def _lint(argv: list[str]) -> int:
     problem = check_selectors(config.select + config.ignore, RULES)
     if problem:
         raise _Exit(2, f"--select/--ignore: {problem}")
-    paths = [] if stdin is not None else args.paths or ["plans/"]
+    paths = [] if stdin is not None or args.changed_files else args.paths or ["plans/"]
     if args.diff and not args.fix:
         raise _Exit(2, "--diff shows what --fix would change: use --fix --diff")
     if args.fix and (args.diff_base is not None or args.write_baseline is not None):
@@ -281,6 +286,11 @@ def _lint(argv: list[str]) -> int:
             args.no_cache = True
         else:
             args.cache_dir = str(directory)
+    cache = _result_cache(args, config)
+    if args.changed_files:  # the pre-commit hook: the plans the changed files belong to
+        from planlint.engine.changed_files import plans_for_changes
+
+        paths = plans_for_changes(args.paths, config, facts=cache.plan_facts if cache is not None else None)
     services, publications = _services(args, config, paths)
     if not args.no_cache:
         services = replace(services, cache_dir=args.cache_dir or config.cache_dir or str(config.root / ".planlint_cache"))
@@ -305,7 +315,7 @@ def _lint(argv: list[str]) -> int:
             display, path = stdin
             report = lint_content(display, path, sys.stdin.buffer.read(), config, services=services, named_as_discovered=args.skip_non_plans)
         else:
-            report = lint_paths(paths, config, services=services, named_as_discovered=args.skip_non_plans, jobs=args.jobs, cache=_result_cache(args, config))
+            report = lint_paths(paths, config, services=services, named_as_discovered=args.skip_non_plans or args.changed_files, jobs=args.jobs, cache=cache)
     except UsageError as exc:
         raise _Exit(2, str(exc)) from None
     finally:
@@ -365,7 +375,8 @@ def _stdin_target(args: argparse.Namespace) -> tuple[str, Path] | None:
         return None
     if args.paths != ["-"]:
         raise _Exit(2, "- reads one plan from standard input: give it as the only PATH")
-    for flag, given in (("--fix", args.fix), ("--diff-base", args.diff_base is not None), ("--write-baseline", args.write_baseline is not None)):
+    for flag, given in (("--fix", args.fix), ("--diff-base", args.diff_base is not None), ("--write-baseline", args.write_baseline is not None),
+                        ("--changed-files", args.changed_files)):
         if given:
             raise _Exit(2, f"- (a plan on standard input) cannot be combined with {flag}, which works on files")
     if args.stdin_filename is None:
