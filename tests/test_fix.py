@@ -153,7 +153,7 @@ def test_fix_only_fixes_selected_rules(tmp_path, planlint):
     project = _project(tmp_path, "commented")
     result = planlint("--fix", "--ignore", "PL5", "plans/", cwd=project)
     text = (project / "plans" / "commented.yaml").read_text(encoding="utf-8")
-    assert "release: 2026.11.03" in text and 'max_spend: "$250"' in text
+    assert 'release: "2026.11.03"' in text and 'max_spend: "$250"' in text
     assert "Fixed 1 finding in 1 file." in result.err
 
 

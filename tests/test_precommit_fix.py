@@ -40,7 +40,8 @@ def test_planlint_fix_hook_fixes_and_fails_the_commit_once(tmp_path):
     (repo / ".planlint.yaml").write_text("catalog: catalog.yaml\n", encoding="utf-8")
     original = (ROOT / "plans" / "retail-refund-grpo.yaml").read_text(encoding="utf-8")
     plan = repo / "plans" / "retail-refund-grpo.yaml"
-    plan.write_text(original.replace('release: "2026.11.03"   ', "release: latest"), encoding="utf-8")
+    floating = original.replace('release: "2026.11.03"   ', "release: latest")
+    plan.write_text(floating, encoding="utf-8")
 
     def git(*args):
         subprocess.run(["git", "-c", "user.name=planlint", "-c", "user.email=planlint@example.org", *args], cwd=repo, check=True, capture_output=True)
@@ -60,7 +61,7 @@ def test_planlint_fix_hook_fixes_and_fails_the_commit_once(tmp_path):
     assert first.returncode == 1, first.stdout + first.stderr
     assert "files were modified by this hook" in first.stdout
     assert "fixed PL102: dataset.release 'latest' -> '2026.11.03'" in first.stdout
-    # Only the release changed, not one other byte.
-    assert plan.read_text(encoding="utf-8") == original.replace('release: "2026.11.03"   ', "release: 2026.11.03")
+    # Only the release changed, quoted as the plan's other releases are, and its comment kept its column.
+    assert plan.read_text(encoding="utf-8") == floating.replace("release: latest      ", 'release: "2026.11.03"')
     second = try_repo()
     assert second.returncode == 0, second.stdout + second.stderr

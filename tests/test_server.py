@@ -103,7 +103,7 @@ async def test_floating_release_fixed_through_the_quick_fix(client: LanguageClie
     offered = await actions(client, plan, d)
     fix = next(a for a in offered if a.title.startswith("Fix PL102"))
     fixed = apply(LOOSENED, fix.edit.changes[plan.as_uri()])
-    assert 'release: 2026.11.03 ' in fixed and "latest" not in fixed.split("dataset:")[1].split("splits:")[0]
+    assert 'release: "2026.11.03" ' in fixed and "latest" not in fixed.split("dataset:")[1].split("splits:")[0]
     assert await changed(client, plan, fixed, 2) == []
 
 

@@ -30,6 +30,7 @@ from planlint.rules.base import Fix, Insert, Replace, lookup
 
 _BREAK = LINE_BREAK  # the loader's spans count lines as editors do
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_COMMENT_AFTER = re.compile(r"( +)#")
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,21 @@ def render_value(value: Any, style: str) -> str:
     raise TypeError(f"a fix writes a string or a number, not {type(value).__name__}")
 
 
+def replacement(text: str, site: Site, new: str) -> Edit:
+    """Replace the scalar at `site` with `new`, keeping a comment after it on its line in its column.
+
+    The spaces before the comment take up the difference in length; at least
+    one is left (two when there were two or more), so a longer value pushes
+    the comment only as far as it must.
+    """
+    after = _COMMENT_AFTER.match(text, site.end)
+    if after is None:
+        return Edit(site.start, site.end, new)
+    gap = len(after.group(1))
+    keep = max(gap - (len(new) - (site.end - site.start)), 2 if gap >= 2 else 1)
+    return Edit(site.start, site.end + gap, new + " " * keep)
+
+
 def insert_edit(text: str, starts: list[int], positions: Positions, change: Insert) -> Edit | None:
     """`key: value` beside the entry `change.beside` of the mapping, in the mapping's own style.
 
@@ -150,7 +166,8 @@ def text_fix(code: str, route: Route, fix: Fix, text: str, starts: list[int], po
             site = scalar_site(text, starts, positions, change.route, lookup(data, change.route))
             if site is None:
                 return None
-            edits.append(Edit(site.start, site.end, render_value(change.value, site.style)))
+            style = '"' if change.quoted and site.style == "plain" else site.style
+            edits.append(replacement(text, site, render_value(change.value, style)))
         elif isinstance(change, Insert):
             edit = insert_edit(text, starts, positions, change)
             if edit is None:

@@ -108,7 +108,7 @@ class FixPass:
     """One pass of --fix over a file: the findings reported on the text it read, and the fixes it made."""
 
     fixable: dict[tuple[str, str], Finding]  # (code, yaml_path) -> the finding, for the rules registered fixable
-    reported: set[tuple[str, str]]  # every reported finding: what a fix's `also` may count
+    reported: dict[tuple[str, str], Finding]  # every reported finding: what a fix's `also` may count, and where it is
     fixes: list[TextFix]
 
 
@@ -156,7 +156,7 @@ def fix_text(text: str, loaded: Loaded, findings: list[Finding], *, display: str
         if new_text in seen:
             return FixedPoint(original, [], refused=f"its fixes undo each other (pass {number} gives back the text of an earlier pass), so it was left as it was (please report this)")
         seen.add(new_text)
-        passes.append(FixPass(fixable, {(f.code, f.yaml_path) for f in findings}, fixes))
+        passes.append(FixPass(fixable, {(f.code, f.yaml_path): f for f in findings}, fixes))
         text, loaded = new_text, load_text(new_text, limits)
         relinted = lint_file(display, path, True, later, services, content=new_text.encode("utf-8"))
         findings = relinted.findings if relinted is not None else []
@@ -211,13 +211,21 @@ def _fix_file(result, path: Path, services: Services | None, config, write: bool
         )
     outcome.files.append(result.path)
     verb = "fixed" if write else "would fix"
-    # Each fix at its finding's position in the text its pass read (a later pass reads the text the one before wrote).
+    # Each finding resolved gets its line, at its position in the text its pass read (a later pass reads the text
+    # the one before wrote), so the lines add up to the count: a fix's `also` too (the PL503 a PL502 fix resolves).
     for step in run.passes:
-        placed = [(step.fixable[(fix.code, yaml_path(fix.route))], fix) for fix in step.fixes]
-        for finding, fix in sorted(placed, key=lambda pair: (pair[0].line, pair[0].column)):
-            outcome.fixed += 1 + sum(1 for code, route in fix.fix.also if (code, yaml_path(route)) in step.reported)
-            outcome.lines.append(f"{sanitize(result.path)}:{finding.line}:{finding.column}: {verb} {fix.code}: {fix.summary}")
+        resolved: list[tuple[int, int, str]] = []
+        for fix in step.fixes:
+            finding = step.fixable[(fix.code, yaml_path(fix.route))]
+            resolved.append((finding.line, finding.column, f"{verb} {fix.code}: {fix.summary}"))
+            for code, route in fix.fix.also:
+                other = step.reported.get((code, yaml_path(route)))
+                if other is not None:
+                    resolved.append((other.line, other.column, f"{verb} {code}: by the {fix.code} fix ({fix.summary})"))
             if fix.fix.repin and write:
                 ident, old, new = fix.fix.repin
                 pinned = outcome.repinned.setdefault(result.path, {})
                 pinned[ident] = (pinned[ident][0] if ident in pinned else old, new)  # from what the file said, to what it says now
+        outcome.fixed += len(resolved)
+        for line, column, what in sorted(resolved):
+            outcome.lines.append(f"{sanitize(result.path)}:{line}:{column}: {what}")

@@ -32,11 +32,14 @@ class Replace:
 
     `value` is a `str` (written in the original's quoting style where it reads
     back as that string, else double-quoted) or a number (a `YamlInt` or
-    `YamlFloat`, written as its source text).
+    `YamlFloat`, written as its source text). `quoted`: a string replacing a
+    plain scalar is written double-quoted, as the plan format writes that
+    value (a release: `2026.10` unquoted would be a number).
     """
 
     route: Route
     value: Any
+    quoted: bool = False
 
 
 @dataclass(frozen=True)

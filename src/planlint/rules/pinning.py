@@ -64,7 +64,10 @@ def pin_newest(ctx: PlanContext, kind: str, name: Any, route: Route, value: Any,
     if new is None:
         return None
     repin = (grader, scalar_text(value), new) if isinstance(grader, str) else None
-    return Fix(f"{yaml_path(route)} {show(value)} -> {show(new)} (newest published in {source})", (Replace(route, new),), repin=repin)
+    # Releases are written quoted, as the templates and the spec do (`release: "2026.11.03"`): one like
+    # 2026.10 would be a number unquoted. Versions keep the plan's style (`version: 1.4.2`).
+    change = Replace(route, new, quoted=kind == "datasets")
+    return Fix(f"{yaml_path(route)} {show(value)} -> {show(new)} (newest published in {source})", (change,), repin=repin)
 
 
 @rule("PL101", "dataset-release-missing", ERROR)
