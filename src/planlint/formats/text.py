@@ -42,7 +42,8 @@ def format_text(report: Report, *, color: bool = False, quiet: bool = False, sta
             number, source, caret = excerpt
             gutter = " " * len(str(number))
             lines.append(f"  {paint(_CYAN, str(number))} | {source}")
-            lines.append(f"  {gutter} | {paint(_RED if f.severity == 'error' else _YELLOW, caret)}")
+            if caret:  # none when a masked credential leaves nothing honest to point at
+                lines.append(f"  {gutter} | {paint(_RED if f.severity == 'error' else _YELLOW, caret)}")
     if statistics and report.findings:
         counts: dict[tuple[str, str], int] = {}
         for f in report.findings:
@@ -67,14 +68,19 @@ def _excerpt(source_lines: list[str] | None, line: int, column: int, end_line: i
     raw = source_lines[line - 1]
     if len(raw) > 200:
         return None
-    redacted = redact(raw)
-    if redacted != raw:  # never show a credential, and keep the caret honest
-        return line, sanitize(redacted.expandtabs(1)), ""
     start = max(column - 1, 0)
     end = end_column - 1 if end_line == line else len(raw)
     end = max(min(end, len(raw)), start + 1)
+    before, marked, after = raw[:start], raw[start:end], raw[end:]
+    if redact(raw) != raw:
+        # Never show a credential: the line is shown masked, and the caret goes under the masked
+        # span, so each part is masked on its own; a credential that straddles the parts is
+        # masked in the whole line instead, and then no caret can be honest.
+        before, marked, after = redact(before), redact(marked), redact(after)
+        if redact(before + marked + after) != before + marked + after:
+            return line, sanitize(redact(raw).expandtabs(1)), ""
     # Escaping may widen characters; measure the caret on the escaped prefix.
-    shown = sanitize(raw.expandtabs(1))
-    prefix = sanitize(raw[:start].expandtabs(1))
-    marked = sanitize(raw[start:end].expandtabs(1))
+    shown = sanitize((before + marked + after).expandtabs(1))
+    prefix = sanitize(before.expandtabs(1))
+    marked = sanitize(marked.expandtabs(1))
     return line, shown, " " * len(prefix) + "^" * max(len(marked), 1)
