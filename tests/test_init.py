@@ -32,6 +32,10 @@ def test_template_fails_only_on_the_decisions_left_open(method, tmp_path, planli
     assert {f["severity"] for f in lint.json["findings"] if f["code"] == "PL008"} == {"warning"}
     for placeholder in ("revision", "release", "version", "group_key", "owner"):
         assert any(f["code"] == "PL008" and f["yaml_path"].endswith(placeholder) for f in lint.json["findings"]), placeholder
+    # The decision rule is the author's: the template sets no target and no stopping limit, only blanks PL008 reports.
+    for placeholder in ("decision.target_improvement", "decision.stopping.max_steps", "decision.stopping.patience_evals"):
+        assert [f["code"] for f in lint.json["findings"] if f["yaml_path"] == placeholder] == ["PL008"], placeholder
+    assert not re.search(r"^  target_improvement: [0-9]|max_steps: [0-9]|patience_evals: [0-9]", text, re.M)
     # Past draft, every blank left is an error.
     plan.write_text(text.replace("  status: draft ", "  status: running "), encoding="utf-8")
     lint, codes = _codes(planlint, "plans/refund-window.yaml", tmp_path)

@@ -4,7 +4,9 @@ The template passes the schema and the pinning, split and grader rules, but
 fails on purpose until the author makes the decisions no template can make:
 the baseline (PL404), the spending cap (PL501) and, for SFT, the review of the
 target answers (PL605). Placeholders read `TODO...` so that they are easy to
-find, and PL008 reports each (a warning while `status: draft`). The
+find, and PL008 reports each (a warning while `status: draft`); the decision
+rule's target and stopping limits are such blanks too, never values a
+template picked. The
 templates are package data: `planlint/data/init-{grpo,sft}.yaml`; the
 written plan starts with the yaml-language-server modeline naming the
 published schema, so editors validate, complete and explain it.
