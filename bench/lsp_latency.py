@@ -1,12 +1,17 @@
-"""How long `planlint server` takes from a change to its diagnostics, on a small and a 1 MiB plan.
+"""How long `planlint server` takes to answer `initialize`, and from a change to its diagnostics.
 
 A minimal JSON-RPC client over the server's stdio (no client library in the
-way): initialize, open the plan, then change it N times, each time timing from
-the didChange notification to the publishDiagnostics for that version. The
-figure includes the server's debounce (planlint.server.DEBOUNCE_SECONDS),
-which is also printed on its own.
+way). First the start: the time from starting the process to its answer to
+`initialize` (what an editor waits on; sent with VS Code's client
+capabilities when pytest-lsp, in the test extra, has them), and from there
+to the diagnostics of the first document opened (the server loads after it
+answers), over several starts. Then, on a small and a 1 MiB plan: open the
+plan, then change it N times, each time timing from the didChange
+notification to the publishDiagnostics for that version. That figure
+includes the server's debounce (planlint.server.DEBOUNCE_SECONDS), which is
+also printed on its own.
 
-    python bench/lsp_latency.py [--changes 7]
+    python bench/lsp_latency.py [--changes 7] [--starts 5]
 """
 
 from __future__ import annotations
@@ -83,6 +88,42 @@ def diagnostics(uri: str, version: int):
     return lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri and m["params"].get("version") == version
 
 
+def client_capabilities() -> dict:
+    """VS Code's, as pytest-lsp records them; none without it."""
+    try:
+        import pytest_lsp
+    except ImportError:
+        return {}
+    recorded = sorted((Path(pytest_lsp.__file__).parent / "clients").glob("visual_studio_code_*.json"))
+    return json.loads(recorded[-1].read_text(encoding="utf-8"))["capabilities"] if recorded else {}
+
+
+def measure_start(text: str, starts: int) -> tuple[list[float], list[float]]:
+    """(process start -> initialize answered, initialize answered -> first diagnostics), per start."""
+    answered, first = [], []
+    capabilities = client_capabilities()
+    for _ in range(starts):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            (root / ".git").mkdir()
+            plan = root / "plans" / "plan.yaml"
+            plan.parent.mkdir()
+            plan.write_text(text, encoding="utf-8")
+            started = time.perf_counter()
+            client = Client(root)
+            ident = client.send("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities}, request=True)
+            client.wait(lambda m: m.get("id") == ident)
+            ready = time.perf_counter()
+            answered.append(ready - started)
+            client.send("initialized", {})
+            uri = plan.as_uri()
+            client.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}})
+            client.wait(diagnostics(uri, 1))
+            first.append(time.perf_counter() - ready)
+            client.close()
+    return answered, first
+
+
 def measure(text: str, changes: int) -> list[float]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -111,9 +152,14 @@ def measure(text: str, changes: int) -> list[float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=7)
+    parser.add_argument("--starts", type=int, default=5, help="server starts timed for initialize (default 5)")
     args = parser.parse_args()
     from planlint.server import DEBOUNCE_SECONDS
 
+    answered, first = measure_start(REFERENCE, args.starts)
+    print(f"initialize: answered {statistics.median(answered):.3f} s after the process started (median; max {max(answered):.3f} s "
+          f"over {len(answered)} starts); the first document's diagnostics {statistics.median(first):.2f} s after that "
+          f"(the server loads once it has answered)")
     print(f"debounce: {DEBOUNCE_SECONDS:.2f} s (included below)")
     for label, text in (("reference plan", REFERENCE), ("1 MiB plan", big_plan())):
         times = measure(text, args.changes)

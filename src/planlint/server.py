@@ -45,11 +45,10 @@ from planlint.rules import BY_NAME, RULES, resolved, rule_names
 from planlint.rules.base import Services
 from planlint.services.publications import PublicationsError, build
 
-# pygls and lsprotocol (the lsp extra) are imported in the functions that use them, so that
-# without them `planlint server` says how to install them (main) instead of failing to import.
+# pygls and lsprotocol (the lsp extra) are imported in the functions that use them: `planlint server`
+# (planlint.serve) checks they are installed, answers `initialize`, and only then builds the server.
 
 REASON_PLACEHOLDER = "TODO: say why this is fine"
-INSTALL_HINT = "planlint server needs pygls: pip install 'planlint[lsp]'"
 DEBOUNCE_SECONDS = 0.3
 SOURCE = "planlint"
 _SUPPRESSION = re.compile(r"#\s*planlint:\s*(disable|disable-file)\s*=\s*([^#\n]*?)(?:\s+--\s+.*)?$")
@@ -435,17 +434,3 @@ def build_server():
 
     return server
 
-
-def main(argv: list[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="planlint server", description="Run the planlint language server over stdio.")
-    parser.parse_args(argv)
-    try:
-        import pygls  # noqa: F401
-        import lsprotocol  # noqa: F401
-    except ImportError:
-        print(f"planlint: error: {INSTALL_HINT}", file=sys.stderr)
-        return 2
-    build_server().start_io()
-    return 0

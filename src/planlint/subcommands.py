@@ -61,9 +61,9 @@ def run(name: str, argv: list[str]) -> int:
         except pr_comment.UsageError as exc:
             raise CommandExit(2, str(exc)) from None
     if name == "server":
-        from planlint import server
+        from planlint import serve  # answers `initialize` before the language server is loaded
 
-        return server.main(argv)
+        return serve.main(argv)
     raise CommandExit(2, f"unknown command {name}")  # pragma: no cover
 
 
