@@ -66,6 +66,18 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def pytest_configure(config):
+    import npm_tools
+
+    npm_tools.CONFIG = config  # so the npm install can say that it runs
+
+
+def pytest_report_header(config):
+    import npm_tools
+
+    return npm_tools.report_header()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _cache_key_outside_home(tmp_path_factory):
     """The caches' sealing key (planlint.core.cache_seal) in a temporary directory, for this process and its children."""
