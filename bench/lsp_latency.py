@@ -112,7 +112,7 @@ def measure_start(text: str, starts: int) -> tuple[list[float], list[float]]:
             started = time.perf_counter()
             client = Client(root)
             ident = client.send("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities}, request=True)
-            client.wait(lambda m: m.get("id") == ident)
+            client.wait(lambda m, ident=ident: m.get("id") == ident)
             ready = time.perf_counter()
             answered.append(ready - started)
             client.send("initialized", {})

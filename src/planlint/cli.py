@@ -56,7 +56,11 @@ def _lint_parser() -> argparse.ArgumentParser:
         prog="planlint",
         formatter_class=_HelpFormatter,
         description="Lint ML post-training experiment plans (planlint/v1).",
-        epilog="Other commands: planlint explain CODE | planlint rules [--format json] | planlint schema | planlint init [NAME]"
+        epilog="Configuration: .planlint.yaml or [tool.planlint] in pyproject.toml, found from the working directory up to the "
+        "repository root (from --stdin-filename's directory for -): select, ignore, severity (CODE: error|warning, or CODE: "
+        "{STATUS: error|warning} by metadata.status), per-file-ignores (GLOB: \"CODES -- reason\"), exclude, catalog, registry, "
+        "data, limits, budget, approvers, calibration, max_file_size, max_spend_limit, cache_dir (docs/plan-format.md, section 4). "
+        "Other commands: planlint explain CODE | planlint rules [--format json] | planlint schema | planlint init [NAME]"
         " | planlint comment --report REPORT.json | planlint server",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files and directories to lint (default: plans/); - reads one plan from standard input")

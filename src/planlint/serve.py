@@ -110,12 +110,12 @@ def _json(body: bytes) -> Any:
 def _utf16_only(message: dict) -> dict:
     """`initialize` without the client's offer of position encodings: the server counts UTF-16 units."""
     params = message.get("params")
-    general = params.get("capabilities", {}).get("general") if isinstance(params, dict) and isinstance(params.get("capabilities"), dict) else None
-    if isinstance(general, dict) and "positionEncodings" in general:
-        general = {key: value for key, value in general.items() if key != "positionEncodings"}
-        capabilities = {**params["capabilities"], "general": general}
-        return {**message, "params": {**params, "capabilities": capabilities}}
-    return message
+    capabilities = params.get("capabilities") if isinstance(params, dict) else None
+    general = capabilities.get("general") if isinstance(capabilities, dict) else None
+    if not isinstance(params, dict) or not isinstance(capabilities, dict) or not isinstance(general, dict) or "positionEncodings" not in general:
+        return message
+    general = {key: value for key, value in general.items() if key != "positionEncodings"}
+    return {**message, "params": {**params, "capabilities": {**capabilities, "general": general}}}
 
 
 def _write(stream: BinaryIO, message: dict) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

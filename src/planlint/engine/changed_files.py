@@ -68,9 +68,9 @@ def plans_for_changes(changed: Iterable[str], config: Config, *, facts: Callable
     found = []
     for path in candidates:
         refs = kept.get(path, "refs", lambda path=path: _refs(path, config)) if kept is not None else _refs(path, config)
-        if refs and any(os.path.basename(ref.replace("\\", "/")) in names or any(c in ref for c in _GLOB) for ref in refs):
-            if _reads_changed(path, config, wanted):
-                found.append(path)
+        could = any(os.path.basename(ref.replace("\\", "/")) in names or any(c in ref for c in _GLOB) for ref in refs or ())
+        if could and _reads_changed(path, config, wanted):  # the few that could name a changed file: checked exactly
+            found.append(path)
     if kept is not None:
         kept.save()
     return linted + found
