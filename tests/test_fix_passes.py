@@ -43,6 +43,7 @@ def test_one_fix_enables_another_and_one_run_applies_both(project, planlint):
         lines = [line for line in result.err.splitlines() if ": fixed " in line]
         assert lines == [  # pass 1 (PL302 cannot pin yet: the catalog has no 'tau-retail-db-state-v1'), then pass 2
             "planlint: plans/p.yaml:39:11: fixed PL991: graders[0].name 'tau-retail-db-state-v1' -> 'tau-retail-db-state'",
+            "planlint: plans/p.yaml:60:1: fixed PL503: by the PL502 fix (budget.max_spend '$250' -> 250, added budget.currency: USD)",
             "planlint: plans/p.yaml:61:14: fixed PL502: budget.max_spend '$250' -> 250, added budget.currency: USD",
             "planlint: plans/p.yaml:40:14: fixed PL302: graders[0].version '1.4.x' -> '1.4.2' (newest published in catalog.yaml)",
         ]
@@ -78,7 +79,7 @@ def test_at_the_bound_what_the_passes_made_is_written_and_the_rest_reported(proj
     with installed(grader_renamed):
         result = planlint("--no-cache", "--fix", "--format", "json", "plans/", cwd=project)
     text = (project / "plans" / "p.yaml").read_text(encoding="utf-8")
-    assert "    name: tau-retail-db-state      #" in text and "version: 1.4.x" in text and "max_spend: 250 " in text
+    assert "    name: tau-retail-db-state         #" in text and "version: 1.4.x" in text and "max_spend: 250 " in text  # comments keep their column
     assert [(f["code"], f["yaml_path"]) for f in result.json["findings"]] == [("PL302", "graders[0].version"), ("PL306", "baseline.grader_versions.db-state")]
     assert ("planlint: plans/p.yaml: fixes still apply after 1 passes, the most --fix makes: what those passes fixed is "
             "written and the rest is reported (please report this)") in result.err
