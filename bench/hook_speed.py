@@ -85,7 +85,7 @@ def make_repository(repo: Path, plans: int, seed: int) -> None:
     (repo / "plans" / "examples").mkdir(parents=True)
     for plan in sorted((ROOT / "plans").glob("*.yaml")):
         shutil.copy(plan, repo / "plans" / "examples" / plan.name)
-    for name in ("data", "configs", "rollouts"):
+    for name in ("data", "configs", "rollouts", "graders"):
         shutil.copytree(ROOT / name, repo / name)
     shutil.copy(ROOT / "catalog.yaml", repo / "catalog.yaml")
     (repo / "pyproject.toml").write_text("[tool.planlint]\n", encoding="utf-8")  # every rule; no config from above
