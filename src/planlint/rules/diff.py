@@ -34,6 +34,7 @@ from planlint.core.positions import yaml_path
 from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, lookup, rule
 from planlint.rules.budget import currency_code, spend_amount
+from planlint.rules.run import trainer_running
 
 FROZEN_STATUSES = ("approved", "running", "completed")
 
@@ -402,6 +403,7 @@ def grader_changed_without_rebaseline(ctx: PlanContext) -> Iterator[Problem]:
           grader_versions: {db-state: 1.4.1, tone: 3.0.1}
           result: {metric: pass@1, value: 0.38, rollouts: 64}
     """
+    yield from trainer_running.reward_code_changed(ctx)  # a trainer's reward code changed, its grader's version did not
     base = ctx.base
     if not isinstance(base, dict) or not ctx.data:
         return

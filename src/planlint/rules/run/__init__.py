@@ -26,6 +26,13 @@ re-exports what the registry and the engine use.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from planlint.rules.base import PlanContext, Problem
+from planlint.rules.run import files as _files
+from planlint.rules.run import trainer_files as _trainer_files
 from planlint.rules.run.drift import run_config_drift
 from planlint.rules.run.files import (
     ACTIVE_STATUSES,
@@ -33,13 +40,10 @@ from planlint.rules.run.files import (
     TRAINING_DIR,
     RunFiles,
     display_path,
-    inputs,
     inside,
-    placeholder_problems,
     plan_repository,
     resolve_config,
     run_files,
-    string_values,
 )
 from planlint.rules.run.pins import run_code_floating
 from planlint.rules.run.reviewed import pinned_commit_reviewed
@@ -51,6 +55,24 @@ from planlint.rules.run.unplanned import (
     unplanned_run,
 )
 from planlint.rules.run.validity import run_config_invalid
+
+
+def string_values(ctx: PlanContext) -> Iterator[tuple[Any, tuple, str]]:
+    """(document, route, text) for every string of the run configs the plan names (PL801, PL008):
+    the Osmosis submit configs, or a trainer's config and its launch script's overrides."""
+    yield from _files.string_values(ctx)
+    yield from _trainer_files.string_values(ctx)
+
+
+def placeholder_problems(ctx: PlanContext) -> Iterator[Problem]:
+    """PL008 in the run configs the plan names (for the PL008 rule to yield beside the plan's own)."""
+    yield from _files.placeholder_problems(ctx)
+    yield from _files.placeholder_problems_in(ctx, _trainer_files.string_values(ctx))
+
+
+def inputs(ctx: PlanContext) -> list[Path]:
+    """Every file the run rules read or test for this plan (what a cached result also depends on)."""
+    return _files.inputs(ctx) + _trainer_files.inputs(ctx)
 
 __all__ = [
     "ACTIVE_STATUSES",

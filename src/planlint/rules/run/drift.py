@@ -7,6 +7,7 @@ from typing import Any
 
 from planlint.core.messages import show
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, rule
+from planlint.rules.run import trainer_checks
 from planlint.rules.run.files import ACTIVE_STATUSES, experiment_table, is_placeholder, plan_status, run_files
 from planlint.services.benchmark_config import BENCHMARK
 
@@ -66,6 +67,7 @@ def run_config_drift(ctx: PlanContext) -> Iterator[Problem]:
         --- data/
         --- rollouts/retail-refund/main.py
     """
+    yield from trainer_checks.drift(ctx)  # a trainer's config (TRL, verl, axolotl)
     documents = run_files(ctx).documents
     platform = ctx.get("dataset", "platform")
     linked = platform if isinstance(platform, dict) else {}

@@ -174,8 +174,13 @@ def string_values(ctx: PlanContext) -> Iterator[tuple[Any, tuple, str]]:
 def placeholder_problems(ctx: PlanContext) -> Iterator[Problem]:
     """PL008 in the run configs the plan names (for the PL008 rule to yield beside the plan's own):
     an error, a warning while the plan is a draft, as in the plan."""
+    yield from placeholder_problems_in(ctx, string_values(ctx))
+
+
+def placeholder_problems_in(ctx: PlanContext, values: Iterator[tuple[Any, tuple, str]]) -> Iterator[Problem]:
+    """PL008 for each placeholder among `values` ((document, route, text), as string_values yields them)."""
     draft = ctx.get("metadata", "status") == "draft"
-    for document, route, text in string_values(ctx):
+    for document, route, text in values:
         why = placeholder(text)
         if why:
             where = ".".join(str(part) for part in route)

@@ -8,6 +8,7 @@ from typing import Any
 
 from planlint.core.messages import show
 from planlint.rules.base import ERROR, WARNING, Note, PlanContext, Problem, rule
+from planlint.rules.run import trainer_checks
 from planlint.rules.run.files import ACTIVE_STATUSES, is_placeholder, pinned_commit, plan_status, run_files
 from planlint.services.benchmark_config import BENCHMARK
 from planlint.services.git_commits import ABSENT, AMBIGUOUS, FOUND, NOT_A_COMMIT, CommitLookup
@@ -66,6 +67,7 @@ def run_code_floating(ctx: PlanContext) -> Iterator[Problem | Note]:
         --- configs/eval/
         --- data/
     """
+    yield from trainer_checks.floating(ctx)  # a trainer's config (TRL, verl, axolotl)
     status = plan_status(ctx)
     severity = ERROR if status in ACTIVE_STATUSES else WARNING
     for document in run_files(ctx).documents.values():

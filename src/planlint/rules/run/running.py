@@ -18,6 +18,7 @@ from typing import Any
 
 from planlint.core.messages import show
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
+from planlint.rules.run import trainer_running
 from planlint.rules.run.files import run_files
 from planlint.services.benchmark_config import BENCHMARK
 from planlint.services.run_config import EVAL, TRAINING, parse
@@ -148,6 +149,7 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
         [checkpoints]
         checkpoint_save_freq = 10
     """
+    yield from trainer_running.changed_while_running(ctx)  # a trainer's config (TRL, verl, axolotl)
     base, read_base = ctx.base, ctx.base_text
     if not isinstance(base, dict) or not ctx.data or read_base is None:
         return

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from planlint.core.loader import DEFAULT_MAX_FILE_SIZE
+from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, Limits
 from planlint.core.positions import START
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, RepoContext, lookup, rule
 from planlint.rules.run.files import (
@@ -22,6 +22,7 @@ from planlint.rules.run.files import (
     plan_repository,
     resolve_config,
 )
+from planlint.rules.run.trainer_files import named_trainer_configs, trainer_configs, unplanned_trainer_config
 from planlint.services.run_config import TRAINING, TomlDocument, read_document
 
 
@@ -37,7 +38,7 @@ def named_training_configs(data: Any, root: Path) -> list[str]:
     when either matches (a broken reference is PL901's to report, not also PL904's)."""
     run = lookup(data, ("run",))
     if not isinstance(run, dict) or not isinstance(run.get("training_config"), str) or not run["training_config"].strip():
-        return []
+        return named_trainer_configs(data, root)  # a trainer's config and launch script
     named = [os.path.normpath(os.path.join(os.path.abspath(root), run["training_config"]))]
     path, _ = resolve_config(run["training_config"], root)
     if path is not None:
@@ -128,13 +129,16 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
     if changed_only and changed_root is not None:
         roots.add(changed_root)
     for root in sorted(roots):
-        candidates = [path for path in training_configs(root) if not planned(path)]
+        candidates = [path for path in training_configs(root) + trainer_configs(root) if not planned(path)]
         if changed_only and root == changed_root:  # no plan of this repository is linted: the pull request's configs only
             candidates = [path for path in candidates if change(path) is not None]
         if candidates and ctx.named_elsewhere is not None:  # plans this run does not lint count too
             named |= ctx.named_elsewhere(root, candidates)
         for path in candidates:
             if planned(path):
+                continue
+            if not path.name.lower().endswith(".toml"):  # under configs/<trainer>/
+                yield unplanned_trainer_config(path, root, Limits(max_file_size=max_size), inside(path, root) and path.is_file(), added=change(path) == "added")
                 continue
             display = display_path(path)
             if inside(path, root) and path.is_file():

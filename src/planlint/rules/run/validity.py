@@ -10,6 +10,7 @@ from typing import Any
 from planlint.core.loader import DEFAULT_MAX_FILE_SIZE, read_text
 from planlint.core.messages import show
 from planlint.rules.base import ERROR, WARNING, Note, PlanContext, Problem, lookup, rule
+from planlint.rules.run import trainer_checks
 from planlint.rules.run.files import display_path, experiment_table, inside, is_placeholder, run_files
 from planlint.services.benchmark_config import BENCHMARK, check_benchmark
 from planlint.services.rollout_code import SourceDocument, compile_problem, imported_files, pyproject_problems
@@ -75,6 +76,7 @@ def run_config_invalid(ctx: PlanContext) -> Iterator[Problem | Note]:
         --- configs/eval/
         --- data/
     """
+    yield from trainer_checks.invalid(ctx)  # a trainer's config (TRL, verl, axolotl)
     files = run_files(ctx)
     yield from files.problems
     compiled: set[str] = set()  # a rollout file two configs share is checked once

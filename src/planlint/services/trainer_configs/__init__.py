@@ -21,15 +21,23 @@ from pathlib import Path
 from typing import Callable
 
 from planlint.services.trainer_configs import axolotl, trl, verl
-from planlint.services.trainer_configs._documents import ConfigDocument, read_config, schema, walk_strings
+from planlint.services.trainer_configs._documents import ConfigDocument, parse_config, read_config, schema, walk_strings
+from planlint.services.trainer_configs._effective import effective_leaves
 from planlint.services.trainer_configs._facts import DataSource, KeyProblem, RewardRef, Setting, TrainerRun
-from planlint.services.trainer_configs.launch_script import LaunchScript, read_script
+from planlint.services.trainer_configs.launch_script import LaunchScript, parse_script, read_script
 
 TRAINERS = ("trl", "verl", "axolotl")
 
 _READERS: dict[str, Callable[[ConfigDocument, LaunchScript | None, Path], TrainerRun]] = {
     "trl": trl.read, "verl": verl.read, "axolotl": axolotl.read,
 }
+
+
+def operational(trainer: str, route: tuple) -> bool:
+    """May a running experiment change this key (logging, checkpoints, the cluster)? Every other decides the run."""
+    dotted = ".".join(str(part) for part in route)
+    prefixes = {"trl": trl.OPERATIONS, "verl": verl.OPERATIONS, "axolotl": axolotl.OPERATIONS}[trainer]
+    return any(dotted == p or dotted.startswith(p if p.endswith("_") else p + ".") or (p.endswith("_") and dotted.startswith(p)) for p in prefixes)
 
 
 def read_run(trainer: str, config: ConfigDocument, script: LaunchScript | None, root: Path) -> TrainerRun:
@@ -41,6 +49,6 @@ def read_run(trainer: str, config: ConfigDocument, script: LaunchScript | None, 
 
 
 __all__ = [
-    "TRAINERS", "ConfigDocument", "DataSource", "KeyProblem", "LaunchScript", "RewardRef", "Setting",
-    "TrainerRun", "read_config", "read_run", "read_script", "schema", "walk_strings",
+    "TRAINERS", "ConfigDocument", "DataSource", "KeyProblem", "LaunchScript", "RewardRef", "Setting", "TrainerRun",
+    "effective_leaves", "operational", "parse_config", "parse_script", "read_config", "read_run", "read_script", "schema", "walk_strings",
 ]

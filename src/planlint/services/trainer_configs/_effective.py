@@ -91,9 +91,13 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _FILE_SUFFIX = re.compile(r"\.(jsonl|json|csv|tsv|parquet|arrow|txt|gz|zst|bz2|xz)$", re.I)
 
 
-def is_hub_id(text: str, root: Path) -> bool:
-    """`ORG/NAME` that is not a path in the repository: a Hugging Face Hub repository id."""
-    return bool(_HUB_ID.match(text)) and not _FILE_SUFFIX.search(text) and not os.path.exists(root / text)
+def is_hub_id(text: str, root: Path, looked: list[Path]) -> bool:
+    """`ORG/NAME` that is not a path in the repository: a Hugging Face Hub repository id.
+    Every path tested is added to `looked` (a cached result depends on it)."""
+    if not _HUB_ID.match(text) or _FILE_SUFFIX.search(text):
+        return False
+    looked.append(root / text)
+    return not os.path.exists(root / text)
 
 
 def looks_like_file(text: str) -> bool:
@@ -109,12 +113,52 @@ def file_list(value: Any) -> tuple[str, ...] | None:
     return None
 
 
-def module_file(module: str, root: Path) -> Path | None:
+def module_file(module: str, root: Path, looked: list[Path]) -> Path | None:
     """The repository file a dotted module path names (`rewards.math` -> rewards/math.py), if it is there."""
     parts = module.split(".")
     if not all(part.isidentifier() for part in parts):
         return None
     for candidate in (root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")):
+        looked.append(candidate)
         if candidate.is_file():
             return candidate
     return None
+
+
+def _flatten(value: Any, route: Route, out: dict, budget: list[int]) -> None:
+    """Scalar leaves under `value` (a list of scalars is one leaf), at most budget[0] of them."""
+    stack = [(value, route)]
+    while stack and budget[0] > 0:
+        node, at = stack.pop()
+        if isinstance(node, dict) and node:
+            stack.extend(reversed([(item, at + (key,)) for key, item in node.items()]))
+        elif isinstance(node, list) and any(isinstance(item, (dict, list)) for item in node):
+            stack.extend(reversed([(item, at + (index,)) for index, item in enumerate(node)]))
+        else:
+            out[at] = node
+            budget[0] -= 1
+
+
+def effective_leaves(config: ConfigDocument, script: LaunchScript | None, limit: int = 5000) -> dict[Route, tuple[Any, ConfigDocument]]:
+    """Every value of the config that runs, by route: the YAML's leaves with the script's overrides
+    on top, each with the document it was written in. An override whose value the reader cannot know
+    is its word as written, so two versions compare equal only when they say the same."""
+    leaves: dict[Route, Any] = {}
+    budget = [limit]
+    _flatten(config.data if isinstance(config.data, dict) else {}, (), leaves, budget)
+    out: dict[Route, tuple[Any, ConfigDocument]] = {route: (value, config) for route, value in leaves.items()}
+    if script is None:
+        return out
+    for override in script.overrides:
+        size = len(override.route)
+        for route in [r for r in out if r[:size] == override.route]:
+            del out[route]
+        if override.op == "~":
+            continue
+        if override.value is UNKNOWN:
+            out[override.route] = (f"<{override.text}>", script.document)
+            continue
+        below: dict[Route, Any] = {}
+        _flatten(override.value, override.route, below, budget)
+        out.update((route, (value, script.document)) for route, value in below.items())
+    return out

@@ -80,6 +80,7 @@ class TrainerRun:
     script_config: Setting | None = None  # the config the launch command names, when it names one
     problems: list[KeyProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    looked: list[Path] = field(default_factory=list)  # repository paths the reader tested (a cached result depends on them)
 
     @property
     def documents(self) -> list[ConfigDocument]:

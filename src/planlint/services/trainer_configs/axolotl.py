@@ -28,6 +28,10 @@ from planlint.services.trainer_configs._effective import Effective, file_list, k
 from planlint.services.trainer_configs._facts import DataSource, KeyProblem, RewardRef, Setting, TrainerRun
 from planlint.services.trainer_configs.launch_script import LaunchScript
 
+# Keys a running experiment may change: logging, checkpoints, hub uploads (every other key decides the run, PL708).
+OPERATIONS = ("output_dir", "wandb_", "use_wandb", "mlflow_", "use_mlflow", "comet_", "use_comet", "trackio_", "logging_steps", "save_", "saves_per_epoch",
+              "hub_", "push_dataset_to_hub", "dataset_prepared_path", "resume_from_checkpoint", "auto_resume_from_checkpoints", "eval_steps", "evals_per_epoch",
+              "dataset_num_proc", "dataloader_")
 _DATASET_MODEL = {"dpo": "dpo", "ipo": "dpo", "simpo": "dpo", "kto": "kto"}  # validate_config; else SFTDataset
 
 
@@ -82,6 +86,7 @@ def _sources(run: TrainerRun, effective: Effective, root: Path) -> None:
                 run.sources.append(DataSource(role, Setting(item.get("data_files"), entries.document, route + ("data_files",)), files=listed, revision=revision))
             elif isinstance(path, str):
                 at = Setting(path, entries.document, route + ("path",))
+                run.looked.append(root / path)
                 if looks_like_file(path) or os.path.isfile(root / path):
                     run.sources.append(DataSource(role, at, files=(path,), revision=revision))
                 else:
@@ -99,7 +104,7 @@ def _rewards(run: TrainerRun, effective: Effective, root: Path) -> None:
         at = Setting(text, funcs.document, funcs.route + ((index,) if isinstance(funcs.value, list) else ()))
         if "." in text:
             module, function = text.rsplit(".", 1)
-            run.rewards.append(RewardRef(text, "module", at, names=(text, function), file=module_file(module, root)))
+            run.rewards.append(RewardRef(text, "module", at, names=(text, function), file=module_file(module, root, run.looked)))
         else:
             run.rewards.append(RewardRef(text, "unknown", at, names=(text,)))
 

@@ -28,7 +28,10 @@ from planlint.services.trainer_configs.launch_script import UNKNOWN, LaunchScrip
 
 # trl/scripts/grpo.py main(): the names `reward_funcs` takes besides a dotted import path.
 BUILTIN_REWARDS = ("accuracy_reward", "reasoning_accuracy_reward", "think_format_reward", "get_soft_overlong_punishment")
-COMMAND_ROUTE = ("command",)  # where a finding about the launch command's subcommand goes (the script's positions)
+COMMAND_ROUTE = ("command",)
+# Keys a running experiment may change (where it logs and saves, the environment); every other key decides the run (PL708).
+OPERATIONS = ("output_dir", "logging_", "log_", "report_to", "run_name", "project", "save_", "push_to_hub", "hub_", "resume_from_checkpoint",
+              "overwrite_output_dir", "dataloader_", "env", "accelerate_config", "num_processes", "num_machines", "main_process_", "machine_rank")  # where a finding about the launch command's subcommand goes (the script's positions)
 
 
 def _method(run: TrainerRun, effective: Effective, script: LaunchScript | None) -> str | None:
@@ -130,7 +133,7 @@ def _sources(run: TrainerRun, effective: Effective, root: Path) -> None:
         run.sources.append(DataSource("train", name, dataset=name.value, can_pin=False))
         run.train_split = effective.get_or_default(("dataset_train_split",), "train")
         run.eval_split = effective.get_or_default(("dataset_test_split",), "test")
-        if name.value and not is_hub_id(name.value, root):
+        if name.value and not is_hub_id(name.value, root, run.looked):
             run.notes.append(f"{name.document.path}: dataset_name {show(name.value)} is not a Hub id: planlint does not work out which files the datasets library reads from it")
 
 
@@ -146,7 +149,7 @@ def _rewards(run: TrainerRun, effective: Effective, root: Path) -> None:
                 run.rewards.append(RewardRef(text, "builtin", at, names=(text,)))
             elif "." in text:
                 module, function = text.rsplit(".", 1)
-                run.rewards.append(RewardRef(text, "module", at, names=(text, function), file=module_file(module, root)))
+                run.rewards.append(RewardRef(text, "module", at, names=(text, function), file=module_file(module, root, run.looked)))
             else:
                 run.rewards.append(RewardRef(text, "unknown", at, names=(text,)))
     model = effective.get(("reward_model_name_or_path",))

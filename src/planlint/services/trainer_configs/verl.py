@@ -32,6 +32,11 @@ from planlint.services.trainer_configs.launch_script import UNKNOWN, LaunchScrip
 GRPO_ESTIMATORS = ("grpo", "grpo_passk", "grpo_vectorized")
 SNAPSHOT = re.compile(r"models--(?P<org>[^/]+?)--(?P<name>[^/]+)/snapshots/(?P<commit>[0-9a-f]{40})(?:/|$)")
 MODEL = ("actor_rollout_ref", "model", "path")
+# Keys a running experiment may change: logging, checkpoints, the cluster, profiling (every other key decides the run, PL708).
+OPERATIONS = ("trainer.logger", "trainer.project_name", "trainer.experiment_name", "trainer.save_freq", "trainer.test_freq", "trainer.default_local_dir",
+              "trainer.default_hdfs_dir", "trainer.nnodes", "trainer.n_gpus_per_node", "trainer.resume_", "trainer.val_before_train", "trainer.log_val_generations",
+              "trainer.rollout_data_dir", "trainer.validation_data_dir", "trainer.max_actor_ckpt_to_keep", "trainer.max_critic_ckpt_to_keep",
+              "trainer.ray_wait_register_center_timeout", "trainer.del_local_ckpt_after_load", "trainer.esi_redundant_time", "global_profiler", "ray_kwargs", "hydra")
 
 
 def _tree() -> dict:
@@ -117,7 +122,8 @@ def _rewards(run: TrainerRun, effective: Effective, root: Path) -> None:
         return
     function = name.value if isinstance(name.value, str) else "compute_score"
     stem = Path(path.value).stem
-    file = root / path.value
+    relative = not path.value.startswith(("/", "\\", "~")) and ".." not in path.value.replace("\\", "/").split("/")
+    file = root / path.value if relative else None  # the rules say why another path cannot be used (PL901)
     run.rewards.append(RewardRef(f"{path.value}:{function}", "file", path, names=(function, stem, path.value, f"{path.value}:{function}"), file=file))
 
 
