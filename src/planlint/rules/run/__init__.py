@@ -67,7 +67,8 @@ def string_values(ctx: PlanContext) -> Iterator[tuple[Any, tuple, str]]:
 def placeholder_problems(ctx: PlanContext) -> Iterator[Problem]:
     """PL008 in the run configs the plan names (for the PL008 rule to yield beside the plan's own)."""
     yield from _files.placeholder_problems(ctx)
-    yield from _files.placeholder_problems_in(ctx, _trainer_files.string_values(ctx))
+    trainer_values = (value for value in _trainer_files.string_values(ctx) if not _trainer_files.special_token(value[2]))
+    yield from _files.placeholder_problems_in(ctx, trainer_values)
 
 
 def inputs(ctx: PlanContext) -> list[Path]:

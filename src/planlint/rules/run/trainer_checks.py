@@ -36,8 +36,8 @@ def _usable(setting: Setting | None) -> bool:
     return setting is not None and setting.value is not UNKNOWN and not is_placeholder(setting.value)
 
 
-def _at(setting: Setting, message: str, severity: str | None = None) -> Problem:
-    return Problem(setting.route, message, missing=setting.default, document=setting.document, severity=severity)
+def _at(setting: Setting, message: str, severity: str | None = None, *, at_key: bool = False) -> Problem:
+    return Problem(setting.route, message, missing=setting.default, at_key=at_key and not setting.default, document=setting.document, severity=severity)
 
 
 def _key(setting: Setting) -> str:
@@ -77,8 +77,8 @@ def invalid(ctx: PlanContext) -> Iterator[Problem | Note]:
                 yield _at(reward.setting, f"{_key(reward.setting)} {show(reward.setting.value)} {why}: the run would fail to load its reward")
         elif reward.kind == "unknown":
             builtins = ", ".join(("accuracy_reward", "reasoning_accuracy_reward", "think_format_reward", "get_soft_overlong_punishment")) if run.trainer == "trl" else ""
-            known = f"a built-in ({builtins}) or " if builtins else ""
-            yield _at(reward.setting, f"reward function {show(reward.text)} is neither {known}a dotted import path (module.function): {NAMES[run.trainer]} cannot load it")
+            known = f"a built-in ({builtins}) " if builtins else ""
+            yield _at(reward.setting, f"reward function {show(reward.text)} is neither {known}nor a dotted import path (module.function): {NAMES[run.trainer]} cannot load it")
 
 
 # --------------------------------------------------------------------------- PL902
@@ -251,13 +251,27 @@ def _split_names(ctx: PlanContext, run: TrainerRun, planned: dict) -> Iterator[P
             yield _at(setting, f"{_key(setting)} is {show(setting.value)}, but the plan's splits.{role}.path {show(planned[role])} is the dataset's {show(word)} split: name the same split")
 
 
+def reward_name(text: Any) -> str:
+    """A grader id or name and a function name compare case-blind, `-` and `_` alike (`db-state` is `db_state`)."""
+    return str(text).lower().replace("-", "_")
+
+
 def _graders(ctx: PlanContext) -> dict[str, set[str]]:
     graders = ctx.get("graders")
     found: dict[str, set[str]] = {}
     for grader in graders if isinstance(graders, list) else []:
         if isinstance(grader, dict) and isinstance(grader.get("id"), str):
-            found[grader["id"]] = {grader["id"]} | ({grader["name"]} if isinstance(grader.get("name"), str) else set())
+            names = {grader["id"]} | ({grader["name"]} if isinstance(grader.get("name"), str) else set())
+            found[grader["id"]] = {reward_name(name) for name in names}
     return found
+
+
+def _grader_type(ctx: PlanContext, grader_id: str) -> Any:
+    graders = ctx.get("graders")
+    for grader in graders if isinstance(graders, list) else []:
+        if isinstance(grader, dict) and grader.get("id") == grader_id:
+            return grader.get("type")
+    return None
 
 
 def _reward_drift(ctx: PlanContext, run: TrainerRun) -> Iterator[Problem]:
@@ -272,13 +286,16 @@ def _reward_drift(ctx: PlanContext, run: TrainerRun) -> Iterator[Problem]:
             if reward.setting.value is UNKNOWN:
                 used.update(reward_ids)  # unknown: not compared
             continue
-        if reward.kind == "default":
-            if reward_ids:
-                yield _at(reward.setting, f"no custom_reward_function.path: {trainer} scores with its built-in reward for each data_source, "
-                          f"not with the plan's reward ({', '.join(map(show, reward_ids))}); point it at the grader's code")
+        if reward.kind == "default":  # verl's own scorer per data_source: the plan's native graders
+            others = [gid for gid in reward_ids if _grader_type(ctx, gid) != "native"]
+            if others:
+                yield _at(reward.setting, f"no custom_reward_function.path: {trainer} scores with its built-in reward for each data_source (a native grader), "
+                          f"not with the plan's {', '.join(map(show, others))}; point custom_reward_function at the grader's code")
             used.update(reward_ids)
             continue
-        matched = [gid for gid, names in graders.items() if names & set(reward.names)]
+        if reward.kind == "unknown":
+            continue  # the trainer cannot load it: PL901's
+        matched = [gid for gid, names in graders.items() if names & {reward_name(name) for name in reward.names}]
         used.update(matched)
         if not matched:
             listed = ", ".join(map(show, reward_ids)) or "none"
@@ -292,11 +309,11 @@ def _reward_drift(ctx: PlanContext, run: TrainerRun) -> Iterator[Problem]:
         first = next((r.setting for r in run.rewards if r.kind != "default"), None)
         at = Setting(None, run.config, route, default=True) if first is None else Setting(None, first.document, first.route[: len(route)])
         many = len(missing) > 1
-        yield _at(at, f"the plan's reward grader{'s' if many else ''} {', '.join(map(show, missing))} {'are' if many else 'is'} not among the run's rewards "
+        yield _at(at, at_key=True, message=f"the plan's reward grader{'s' if many else ''} {', '.join(map(show, missing))} {'are' if many else 'is'} not among the run's rewards "
                   f"({'.'.join(route)}): the run would not score with {'them' if many else 'it'}")
 
 
-_METHOD_WORDS = {"gae": "PPO, verl's default estimator", "dpo": "DPO", "kto": "KTO", "orpo": "ORPO", "ppo": "PPO"}
+_METHOD_WORDS = {"gae": "PPO", "dpo": "DPO", "kto": "KTO", "orpo": "ORPO", "ppo": "PPO", "sft": "SFT", "grpo": "GRPO"}
 
 
 def _recipe_drift(ctx: PlanContext, run: TrainerRun) -> Iterator[Problem]:
@@ -305,7 +322,8 @@ def _recipe_drift(ctx: PlanContext, run: TrainerRun) -> Iterator[Problem]:
     if run.method is not None and _usable(run.method) and isinstance(method, str) and method in ("sft", "grpo") and run.method.value != method:
         word = _METHOD_WORDS.get(str(run.method.value))
         said = f"{show(run.method.value)} ({word})" if word else show(run.method.value)
-        where = "the launch command runs" if run.method.route == ("command",) else f"{_key(run.method)} makes it"
+        where = "the launch command runs" if run.method.route == ("command",) else \
+            f"the config leaves {_key(run.method)} at {trainer}'s default," if run.method.default else f"{_key(run.method)} makes it"
         yield _at(run.method, f"{where} {said}, but the plan's method.type is {show(method)}: the run would use another method than the one reviewed")
     adapter = ctx.get("method", "adapter")
     if run.adapter is not None and _usable(run.adapter) and isinstance(adapter, str) and adapter in ("lora", "full") and run.adapter.value != adapter:

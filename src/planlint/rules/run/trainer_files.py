@@ -11,6 +11,7 @@ shared with PL801 and PL008 (the configs' string values) and the cache
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,15 @@ def form_problems(ctx: PlanContext) -> Iterator[Problem]:
         for key in _TRAINER_KEYS:
             if key in run:
                 yield Problem(("run", key), f"run.{key} belongs to a trainer run (trainer: trl|verl|axolotl); an Osmosis run names training_config and eval_config", at_key=True)
+
+
+_TOKEN = re.compile(r"^<(?:\|[^<>|]+\||/?[A-Za-z_]{1,20})>$")
+
+
+def special_token(text: str) -> bool:
+    """`<|endoftext|>`, `<s>`, `</s>`, `<pad>`, `<think>`: a tokenizer's special token, which trainer configs
+    name, not a template's blank (`<your-model-path>`, `<model revision>`): PL008 leaves it alone."""
+    return bool(_TOKEN.match(text.strip()))
 
 
 def string_values(ctx: PlanContext) -> Iterator[tuple[Any, tuple, str]]:

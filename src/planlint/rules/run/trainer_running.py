@@ -18,6 +18,7 @@ from planlint.core.messages import show
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import MISSING, PlanContext, Problem, lookup
 from planlint.rules.run.files import inside
+from planlint.rules.run.trainer_checks import reward_name
 from planlint.rules.run.trainer_files import trainer_files, trainer_of
 from planlint.services.trainer_configs import effective_leaves, operational, parse_config, parse_script
 
@@ -126,8 +127,8 @@ def reward_code_changed(ctx: PlanContext) -> Iterator[Problem]:
         for index, grader in enumerate(graders):
             if not isinstance(grader, dict) or grader.get("id") not in reward_ids or grader.get("id") in reported:
                 continue
-            names = {grader.get("id"), grader.get("name")}
-            if not names & set(reward.names):
+            names = {reward_name(name) for name in (grader.get("id"), grader.get("name")) if isinstance(name, str)}
+            if not names & {reward_name(name) for name in reward.names}:
                 continue
             old, new = old_versions.get(grader["id"], MISSING), grader.get("version", MISSING)
             if old is MISSING or new is MISSING or not _same(old, new):

@@ -23,7 +23,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from planlint.core.loader import Limits, load_text, read_text
 from planlint.core.positions import START, Positions, Route, Span
@@ -96,9 +96,9 @@ class _Lexer:
         end_column = end - self.starts[end_line - 1] + 1
         return Span(line, start - self.starts[line - 1] + 1, end_line, end_column)
 
-    def commands(self) -> list[list[_Word]]:
+    def commands(self) -> Iterator[list[_Word]]:
+        """The script's commands, one at a time: a command's `$NAME` sees the assignments before it."""
         text, n, pos = self.text, len(self.text), 0
-        commands: list[list[_Word]] = []
         words: list[_Word] = []
         while pos < n:
             char = text[pos]
@@ -110,7 +110,7 @@ class _Lexer:
                 continue
             if char == "\n":
                 if words:
-                    commands.append(words)
+                    yield words
                     words = []
                 pos += 1
                 continue
@@ -121,15 +121,14 @@ class _Lexer:
             separator = next((s for s in _SEPARATORS if text.startswith(s, pos)), None)
             if separator is not None:
                 if words:
-                    commands.append(words)
+                    yield words
                     words = []
                 pos += len(separator)
                 continue
             word, pos = self._word(pos)
             words.append(word)
         if words:
-            commands.append(words)
-        return commands
+            yield words
 
     def _word(self, pos: int) -> tuple[_Word, int]:
         text, n = self.text, len(self.text)
