@@ -6,8 +6,10 @@ the baseline (PL404), the spending cap (PL501) and, for SFT, the review of the
 target answers (PL605). Placeholders read `TODO...` so that they are easy to
 find, and PL008 reports each (a warning while `status: draft`); the decision
 rule's target and stopping limits are such blanks too, never values a
-template picked. The
-templates are package data: `planlint/data/init-{grpo,sft}.yaml`; the
+template picked. The templates are package data:
+`planlint/data/init-{grpo,sft}.yaml` (and, with `--platform osmosis` or
+`--trainer trl|verl|axolotl`, the run's config templates beside them:
+`init-osmosis-*.toml`, `init-TRAINER*.yaml|.sh`); the
 written plan starts with the yaml-language-server modeline naming the
 published schema, so editors validate, complete and explain it.
 """
@@ -32,6 +34,7 @@ METHODS = ("grpo", "sft")
 
 
 PLATFORMS = ("osmosis",)
+TRAINERS = ("trl", "verl", "axolotl")
 
 _PLATFORM_DATASETS = """\
   platform: {train: TODO-dataset, eval: "<your-eval-dataset>"}   # the platform datasets holding this release (osmosis dataset list)
@@ -52,14 +55,37 @@ def _data(name: str) -> str:
     return files("planlint").joinpath(f"data/{name}").read_text(encoding="utf-8")
 
 
-def template(method: str, name: str, path: str, platform: str | None = None) -> str:
+_TRAINER_RUN = """
+# The run: the trainer's config and the script that starts it, checked together with this plan
+# (PL901-PL904; docs/plan-format.md, "Run configs").
+run:
+  trainer: __TRAINER__
+  config: configs/__TRAINER__/__NAME__.yaml
+  script: configs/__TRAINER__/__NAME__.sh
+"""
+
+
+def template(method: str, name: str, path: str, platform: str | None = None, trainer: str | None = None) -> str:
     text = _data(f"init-{method}.yaml")
     if platform == "osmosis":
         text = text.rstrip("\n") + "\n" + _RUN_SECTION
         # Which platform datasets hold the release's rows: what the run configs' `dataset` must be (PL903).
         at = text.index("\n", text.index("  name: TODO-dataset")) + 1
         text = text[:at] + _PLATFORM_DATASETS + text[at:]
+    if trainer is not None:
+        text = text.rstrip("\n") + "\n" + _TRAINER_RUN.replace("__TRAINER__", trainer)
+        if trainer == "verl":  # verl reads Parquet split files
+            text = text.replace("data/__NAME__/train.jsonl", "data/__NAME__/train.parquet").replace("data/__NAME__/eval.jsonl", "data/__NAME__/eval.parquet")
     return MODELINE + "\n" + text.replace("__NAME__", name).replace("__PATH__", path)
+
+
+def trainer_configs(trainer: str, method: str, name: str) -> dict[str, str]:
+    """{repository path: text} of the trainer's config and launch script that match plan `name`."""
+    config = _data(f"init-{trainer}.yaml" if trainer == "verl" else f"init-{trainer}-{method}.yaml")
+    return {
+        f"configs/{trainer}/{name}.yaml": config.replace("__NAME__", name),
+        f"configs/{trainer}/{name}.sh": _data(f"init-{trainer}.sh").replace("__NAME__", name).replace("__METHOD__", method),
+    }
 
 
 def run_configs(name: str) -> dict[str, str]:
@@ -87,15 +113,25 @@ def main(argv: list[str]) -> int:
         "--platform", choices=PLATFORMS, default=None,
         help="also write the platform's submit configs that match the plan (osmosis: configs/training/NAME.toml and configs/eval/NAME.toml)",
     )
+    parser.add_argument(
+        "--trainer", choices=TRAINERS, default=None,
+        help="also write the open trainer's config and launch script that match the plan (configs/TRAINER/NAME.yaml and configs/TRAINER/NAME.sh)",
+    )
     args = parser.parse_args(argv)
+    if args.trainer is not None and args.platform is not None:
+        return _error("give --platform or --trainer, not both: a plan names one run")
+    if args.trainer == "verl" and args.method == "sft":
+        return _error("verl's PPO trainer (verl.trainer.main_ppo) runs RL, not SFT: use --method grpo, or --trainer trl or axolotl for SFT")
     if not SLUG.match(args.name):
         return _error(f"{show(args.name)} is not a valid plan name: use lowercase letters, digits and hyphens, starting with a letter or digit (at most 63 characters)")
     directory = Path(args.dir)
     path = directory / f"{args.name}.yaml"
     shown = path.as_posix()
-    files = {path: template(args.method, args.name, shown, args.platform)}
+    files = {path: template(args.method, args.name, shown, args.platform, args.trainer)}
     if args.platform == "osmosis":  # run config paths are relative to the repository root: the current directory
         files.update((Path(rel), text) for rel, text in run_configs(args.name).items())
+    if args.trainer is not None:
+        files.update((Path(rel), text) for rel, text in trainer_configs(args.trainer, args.method, args.name).items())
     for target in files:  # write all or nothing
         if os.path.lexists(target):
             return _error(f"{target.as_posix()} already exists: edit it, or choose another NAME")
@@ -117,6 +153,13 @@ def main(argv: list[str]) -> int:
         print(
             f"Wrote {shown} ({args.method}) with its Osmosis run configs {configs}. Replace the TODOs and <...> placeholders "
             f"(the same model and dataset in the plan and the training config), add rollouts/<rollout>/main.py, pin commit_sha, "
+            f"measure the baseline and set budget.max_spend; then run: planlint {shown}"
+        )
+    elif args.trainer is not None:
+        configs = " and ".join(p.as_posix() for p in written[1:])
+        print(
+            f"Wrote {shown} ({args.method}) with its {args.trainer} config and launch script {configs}. Replace the TODOs and <...> "
+            f"placeholders (the same model, revision and data files in the plan and the config), add the reward code, "
             f"measure the baseline and set budget.max_spend; then run: planlint {shown}"
         )
     else:

@@ -62,7 +62,8 @@ def attached_result(result: FileResult, document: Any) -> FileResult:
     other = FileResult(document.path, text=document.text)
     text = document.text or ""
     # A TOML file's real comments only (a string holding the text suppresses nothing); rules by code or name.
-    other.suppressions = supp.parse_toml(text, rule_code) if document.path.lower().endswith(".toml") else supp.parse(text, resolve=rule_code)
+    other.suppressions = supp.parse_toml(text, rule_code) if document.path.lower().endswith(".toml") else \
+        supp.parse(text, getattr(document, "quoted", ()), resolve=rule_code)  # a trainer's YAML or script: its quoted strings are no comments
     result.attached.append(other)
     return other
 

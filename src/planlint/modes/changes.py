@@ -30,6 +30,7 @@ from planlint.rules.diff import same
 from planlint.rules.secrets import redact
 from planlint.rules.verdict import card_verdict
 from planlint.services.run_config import parse as parse_toml
+from planlint.services.trainer_configs import TRAINERS, parse_config, parse_script
 
 # What a reviewer must see, in the order a plan is read. Mappings are shown leaf by leaf.
 WATCHED: tuple[tuple, ...] = (
@@ -230,15 +231,23 @@ def _files(count: int) -> str:
     return f"{count} file{'' if count == 1 else 's'}"
 
 
-def _run_config(read, path: Any) -> dict | None:
+def _run_config(read, path: Any, key: str = "training_config", trainer: Any = None) -> dict | None:
+    """The data of a run config at a revision: an Osmosis TOML, a trainer's YAML, or its launch script's overrides."""
     if not isinstance(path, str) or not path.strip():
         return None
     text = read(path)
-    return parse_toml(text, path, "training").data if text is not None else None
+    if text is None:
+        return None
+    if key == "config" and trainer in TRAINERS:
+        return parse_config(text, path, trainer).data
+    if key == "script" and trainer in TRAINERS:
+        return parse_script(text, path, trainer).document.data
+    return parse_toml(text, path, "training").data
 
 
 def run_config_fields(base: Any, head: Any, read_base, read_head, limit: int = 200) -> list[dict]:
-    """The fields of the run configs the plan names (`run.training_config`, `run.eval_config`),
+    """The fields of the run configs the plan names (`run.training_config`, `run.eval_config`; a trainer's
+    `run.config` and the overrides of its `run.script`),
     beside the plan's own: {"yaml_path": "configs/training/x.toml: training.lr", "old", "new"}.
 
     `read_base(path)` / `read_head(path)`: the text of a repository file at
@@ -247,12 +256,14 @@ def run_config_fields(base: Any, head: Any, read_base, read_head, limit: int = 2
     what the run would now start from. Values are redacted like the plan's.
     """
     fields: list[dict] = []
-    for key in ("training_config", "eval_config"):
+    for key in ("training_config", "eval_config", "config", "script"):
         old_path, new_path = _lookup(base, ("run", key)), _lookup(head, ("run", key))
-        old, new = _run_config(read_base, old_path), _run_config(read_head, new_path)
+        old = _run_config(read_base, old_path, key, _lookup(base, ("run", "trainer")))
+        new = _run_config(read_head, new_path, key, _lookup(head, ("run", "trainer")))
         if old is None and new is None:
             continue
         shown = new_path if isinstance(new_path, str) else old_path
+        reference = key in ("training_config", "eval_config")  # a TOML number is one; a YAML number (YamlInt) too, not its text
         budget = [limit * 4]
         old_leaves: dict = {}
         new_leaves: dict = {}
@@ -269,8 +280,8 @@ def run_config_fields(base: Any, head: Any, read_base, read_head, limit: int = 2
                 return fields
             fields.append({
                 "yaml_path": f"{shown}: {yaml_path(route)}",
-                "old": None if before is _ABSENT else value_of(before, True),
-                "new": None if after is _ABSENT else value_of(after, True),
+                "old": None if before is _ABSENT else value_of(before, reference),
+                "new": None if after is _ABSENT else value_of(after, reference),
             })
     return fields
 

@@ -43,7 +43,7 @@ from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange
 from planlint.rules.grader_source import named_sources
 from planlint.rules.leakage import inputs
-from planlint.rules.run import CONFIG_KEYS, TRAINING_DIR, display_path, resolve_config
+from planlint.rules.run import CONFIG_KEYS, TRAINING_DIR, comment_free_spans, display_path, resolve_config, trainer_code
 
 
 def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Services | None = None, pull_request=None, policy: Policy | None = None) -> Report:
@@ -352,7 +352,10 @@ def _plans_of_changed_files(
         loaded = load_file(Path(absolute), config.parser_limits())
         if loaded.fatal or not is_plan(loaded.data):
             continue
-        if not (named_sources(loaded.data) | run_config_files(loaded.data, scope.root, base_tree)) & others:
+        watched = named_sources(loaded.data) | run_config_files(loaded.data, scope.root, base_tree)
+        if not watched & others and any(rel.endswith(".py") for rel in others):
+            watched |= trainer_code(loaded.data, Path(scope.root), config.parser_limits())  # a trainer's reward code (PL706's twin)
+        if not watched & others:
             base_data = _base_plan(base_tree, rel, config)
             if base_data is None or not split_changes(base_data, loaded.data, plan_file=Path(absolute), base_rel=rel, config=config,
                                                       root=scope.root, base_tree=base_tree, changed=changed_files):
@@ -392,7 +395,8 @@ def _quiet_run_configs(plans: list[dict], root: str, config: Config, shown: set[
     found: list[FileResult] = []
     for data in plans:
         run = data.get("run")
-        for value in (run.get(key) for key, _ in CONFIG_KEYS) if isinstance(run, dict) else ():
+        keys = [key for key, _ in CONFIG_KEYS] + ["config", "script"]  # a trainer's config and launch script too
+        for value in (run.get(key) for key in keys) if isinstance(run, dict) else ():
             path, _ = resolve_config(value, Path(root)) if isinstance(value, str) else (None, None)
             display = display_path(path) if path is not None else None
             if path is None or display is None or display in shown:
@@ -401,7 +405,8 @@ def _quiet_run_configs(plans: list[dict], root: str, config: Config, shown: set[
             text, problem = read_text(path, config.max_file_size)
             if problem is None and text is not None and "planlint:" in text:
                 result = FileResult(display, text=text)
-                result.suppressions = supp.parse_toml(text, rule_code)
+                # A file's real comments only: TOML's, or a trainer's YAML or script's (never inside a quoted string).
+                result.suppressions = supp.parse_toml(text, rule_code) if display.lower().endswith(".toml") else supp.parse(text, comment_free_spans(text, display), rule_code)
                 found.append(result)
     return found
 
@@ -411,7 +416,8 @@ def run_config_files(data: Any, root: str, base_tree) -> set[str]:
     and where its links lead, in the working tree and at the base (a change to any re-lints the plan)."""
     run = data.get("run") if isinstance(data, dict) else None
     found: set[str] = set()
-    for value in (run.get(key) for key, _ in CONFIG_KEYS) if isinstance(run, dict) else ():
+    keys = [key for key, _ in CONFIG_KEYS] + ["config", "script"]  # a trainer's config and launch script too
+    for value in (run.get(key) for key in keys) if isinstance(run, dict) else ():
         if not isinstance(value, str) or not value.strip():
             continue
         rel = posixpath.normpath(value.replace("\\", "/"))

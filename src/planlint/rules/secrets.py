@@ -200,9 +200,6 @@ def secret_in_plan(ctx: PlanContext) -> Iterator[Problem]:
     for document, route, text in string_values(ctx):
         kind = credential_kind(text)
         if kind:
-            yield Problem(
-                route,
-                f"this value looks like {kind}: remove it from the run config, revoke it, and register it as a platform secret "
-                "(osmosis secret set NAME) named in [secrets] required = [...]",
-                document=document,
-            )
+            advice = "register it as a platform secret (osmosis secret set NAME) named in [secrets] required = [...]" \
+                if getattr(document, "kind", None) in ("training", "eval") else "have the job's environment provide it (a secret of the runner or cluster)"
+            yield Problem(route, f"this value looks like {kind}: remove it from the run config, revoke it, and {advice}", document=document)

@@ -54,6 +54,7 @@ from planlint.rules.run.unplanned import (
     training_configs,
     unplanned_run,
 )
+from planlint.rules.run.trainer_files import comment_free_spans, trainer_code
 from planlint.rules.run.validity import run_config_invalid
 
 
@@ -96,6 +97,8 @@ __all__ = [
     "run_config_invalid",
     "run_files",
     "string_values",
+    "comment_free_spans",
+    "trainer_code",
     "training_configs",
     "unplanned_run",
 ]

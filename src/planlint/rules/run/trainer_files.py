@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planlint.core.loader import Limits
-from planlint.core.positions import START
+from planlint.core.loader import Limits, load_text
 from planlint.core.messages import show
+from planlint.core.positions import START, Span
 from planlint.rules.base import ERROR, PlanContext, Problem, lookup
 from planlint.rules.run.files import display_path, plan_repository, resolve_config
 from planlint.services.trainer_configs import (
@@ -27,6 +27,7 @@ from planlint.services.trainer_configs import (
     ConfigDocument,
     LaunchScript,
     TrainerRun,
+    parse_script,
     read_config,
     read_run,
     read_script,
@@ -129,6 +130,14 @@ def special_token(text: str) -> bool:
     return bool(_TOKEN.match(text.strip()))
 
 
+def comment_free_spans(text: str, path: str) -> Sequence[Span]:
+    """Where a trainer's YAML config or launch script (by its name) quotes strings: a `#` there is
+    text, not a comment, so it holds no suppression."""
+    if path.lower().endswith(".sh"):
+        return parse_script(text, path, "verl").document.quoted  # the words are split alike for every trainer
+    return load_text(text).quoted
+
+
 def string_values(ctx: PlanContext) -> Iterator[tuple[Any, tuple, str]]:
     """(document, route, text) for every string of the trainer config and the script's overrides (PL801, PL008)."""
     files = trainer_files(ctx)
@@ -185,6 +194,30 @@ def unplanned_trainer_config(path: Path, root: str, limits: Limits, readable: bo
     said = f"the pull request adds this {what} and no plan names it: a new run nobody reviewed" if added else f"no plan names this {what}: a run nobody reviewed"
     return Problem((), f"{said}. Name it from its plan (run: {{trainer: {trainer}, {key}: {rel}}}), or delete it",
                    span=START, document=document, severity=ERROR if added else None)
+
+
+def trainer_code(data: Any, root: Path, limits: Limits) -> set[str]:
+    """The repository files of reward code the trainer config of plan `data` scores with (repo-relative,
+    `/` separators): what diff mode must also watch (PL706's twin)."""
+    trainer = trainer_of(data)
+    run = lookup(data, ("run",))
+    if trainer is None or not isinstance(run.get("config"), str):
+        return set()
+    path, _ = resolve_config(run["config"], root)
+    if path is None:
+        return set()
+    script = None
+    if isinstance(run.get("script"), str):
+        script_path, _ = resolve_config(run["script"], root)
+        script = read_script(script_path, display_path(script_path), trainer, limits) if script_path is not None else None
+    config = read_config(path, display_path(path), trainer, limits)
+    if config.error is not None:
+        return set()
+    found = set()
+    for reward in read_run(trainer, config, script, root).rewards:
+        if reward.file is not None:
+            found.add(os.path.relpath(reward.file, root).replace(os.sep, "/"))
+    return found
 
 
 def named_trainer_configs(data: Any, root: Path) -> list[str]:

@@ -73,11 +73,11 @@ def changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
             continue
         where = _dotted(route)
         if old_value is MISSING:
-            description = f"{where} was added ({show(scalar_text(new_value) if not isinstance(new_value, (dict, list)) else new_value)})"
+            description = f"{where} was added ({show(new_value)})"
         elif new_value is MISSING:
-            description = f"{where} was removed (was {show(scalar_text(old_value) if not isinstance(old_value, (dict, list)) else old_value)})"
+            description = f"{where} was removed (was {show(old_value)})"
         else:
-            description = f"{where} changed from {show(_text(old_value))} to {show(_text(new_value))}"
+            description = f"{where} changed from {show(old_value)} to {show(new_value)}"
         changes.append((route, after[route][1] if route in after else None, description))
     if not changes:
         return
@@ -92,10 +92,6 @@ def changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
         missing=route not in after,
         document=document,
     )
-
-
-def _text(value: Any) -> Any:
-    return value if isinstance(value, (dict, list)) else scalar_text(value)
 
 
 def reward_code_changed(ctx: PlanContext) -> Iterator[Problem]:

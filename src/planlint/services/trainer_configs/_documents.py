@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from planlint.core.loader import Limits, load_text, read_text
 from planlint.core.positions import START, Positions, Route, Span
@@ -43,6 +43,7 @@ class ConfigDocument:
     data: Any = None
     positions: Positions = field(default_factory=Positions)
     error: tuple[str, Span] | None = None
+    quoted: Sequence[Span] = ()  # where quoted strings were written: a `#` in one is no comment (no suppression)
 
 
 def read_config(path: Path, display: str, kind: str, limits: Limits) -> ConfigDocument:
@@ -67,6 +68,7 @@ def parse_config(text: str, display: str, kind: str, limits: Limits = Limits()) 
     if document.error is not None:
         return document
     document.positions = loaded.positions
+    document.quoted = loaded.quoted
     if loaded.data is None:
         document.data = {}  # an empty file: every key takes the trainer's default
     elif not isinstance(loaded.data, dict):

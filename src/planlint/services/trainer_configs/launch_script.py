@@ -86,6 +86,7 @@ class _Lexer:
         self.text = text
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.variables: dict[str, str | None] = {}  # None: assigned, but not to a literal
+        self.quoted: list[Span] = []  # the quoted parts of words: a `#` in one is no comment
 
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)
@@ -150,6 +151,7 @@ class _Lexer:
                 if end < 0:
                     word.unknown.append("an unclosed quote")
                     end = n - 1
+                self.quoted.append(self.span(pos, end + 1))
                 if word.quoted_at < 0:
                     word.quoted_at = len(out)
                 out.append(text[pos + 1 : end])
@@ -158,6 +160,7 @@ class _Lexer:
             if char == '"':
                 if word.quoted_at < 0:
                     word.quoted_at = len(out)
+                opened = pos
                 pos += 1
                 while pos < n and text[pos] != '"':
                     if text[pos] == "\\" and pos + 1 < n and text[pos + 1] in '"\\$`\n':
@@ -171,6 +174,7 @@ class _Lexer:
                         pos += 1
                 if pos >= n:
                     word.unknown.append("an unclosed quote")
+                self.quoted.append(self.span(opened, min(pos + 1, n)))
                 pos += 1
                 continue
             if char in "$`":
@@ -317,6 +321,7 @@ def parse_script(text: str, display: str, trainer: str) -> LaunchScript:
     if not found:
         script.notes.append(f"{display}: no {trainer} launch command found (planlint looks for {_LOOKS_FOR[trainer]}); no override was read from it")
     document.positions = positions
+    document.quoted = lexer.quoted
     document.data = _as_data(script.overrides)
     return script
 
