@@ -19,7 +19,7 @@ tests/test_trainer_agreement.py compares the shipped file with:
   free (an empty mapping or a null in the composed config).
 * axolotl: the fields (and aliases) of the pydantic model `validate_config` checks
   (`AxolotlInputConfig`), with the fields of the nested models (the dataset
-  entries, `trl:`, ...), as a tree of keys.
+  entries, `trl:`, ...), as a tree of keys, and the fields it requires.
 """
 
 from __future__ import annotations
@@ -122,6 +122,7 @@ def _axolotl() -> dict:
         "package": f"axolotl=={version('axolotl')}",
         "with": [f"pydantic=={version('pydantic')}"],
         "tree": tree,
+        "required": sorted(name for name, info in AxolotlInputConfig.model_fields.items() if info.is_required()),
         # validate_config (utils/config/__init__.py) reads each dataset entry as one of these, by `rl`
         "datasets": {"sft": sorted(_model_tree(SFTDataset)), "dpo": sorted(_model_tree(DPODataset)), "kto": sorted(_model_tree(KTODataset))},
     }

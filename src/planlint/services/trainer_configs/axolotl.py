@@ -49,6 +49,9 @@ def _key_problems(run: TrainerRun, effective: Effective, script: LaunchScript | 
         near = difflib.get_close_matches(str(route[-1]), keys, n=1)
         hint = f" (did you mean {show(near[0])}?)" if near else ""
         run.problems.append(KeyProblem(run.config, route, f"{show(route[-1])} is not a key of axolotl's config schema ({version_of('axolotl')}){hint}: axolotl drops it without a word", at_key=True))
+    for key in spec["required"]:
+        if key not in effective.data and (script is None or not any(o.route == (key,) for o in script.overrides)):
+            run.problems.append(KeyProblem(run.config, (key,), f"{key} is missing: axolotl's config schema ({version_of('axolotl')}) requires it", missing=True))
     if plugins:
         run.notes.append(f"{run.config.path}: plugins add keys planlint does not know: its top-level keys were not checked against axolotl's schema")
     for name in ("datasets", "test_datasets"):
