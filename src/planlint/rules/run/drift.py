@@ -26,7 +26,12 @@ def run_config_drift(ctx: PlanContext) -> Iterator[Problem]:
     model under test (`base_model.name`, or the trained model the plan
     names in `run.trained_model`) on `dataset.platform.eval`; a benchmark
     config's hosted agents must run `base_model.name` (and
-    `run.trained_model` as the LoRA, when named).
+    `run.trained_model` as the LoRA, when named). A trainer's config (TRL,
+    verl, axolotl) is compared key by key with the plan: the model and its
+    revision, the data files and splits (a random eval split beside the
+    plan's own has no boundary), the rewards, the method, the adapter, and
+    the config its launch script starts; one table per trainer in
+    docs/plan-format.md, "Trainer configs".
 
     On the platform a dataset is only a name, and `osmosis dataset upload
     --overwrite` replaces its rows under the same name, so nothing ties a

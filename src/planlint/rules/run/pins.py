@@ -36,7 +36,11 @@ def run_code_floating(ctx: PlanContext) -> Iterator[Problem | Note]:
     branch), whose `rollouts/<rollout>/` is the one the head shows; there a
     shallow clone without the commit is a finding (fetch the history:
     `fetch-depth: 0`), never a pass. Error while the plan is `approved` or
-    `running` (the run is about to start or has started), warning before that.
+    `running` (the run is about to start or has started), warning before that. A trainer's config must pin
+    the model's revision, each dataset's revision or data file's version,
+    and keep its reward code in the repository; what a trainer has no key
+    to pin (TRL: a Hub dataset; verl: the model) is always a warning that
+    says how to pin it another way.
 
     Example (fails):
         metadata: {name: retail-refund-window, owner: "@support-ml", status: approved}

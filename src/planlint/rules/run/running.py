@@ -91,6 +91,9 @@ def run_config_changed_while_running(ctx: PlanContext) -> Iterator[Problem]:
     finding is in the config, at the first changed key, and lists every
     change. Like PL707 it cannot be silenced by a comment the pull request
     writes (in the plan or the TOML): only the configuration turns it off.
+    For a trainer run, the config that runs is the YAML with its launch
+    script's overrides, and every value counts but where it logs, saves and
+    runs (the operational keys, listed in docs/plan-format.md).
 
     Example (fails):
         # base

@@ -1,4 +1,4 @@
-"""PL904: a training config under `configs/training/` that no plan names.
+"""PL904: a training config under `configs/training/` (or a trainer's under `configs/<trainer>/`) that no plan names.
 
 Also what the engine keeps of each plan for it (`named_configs`: the
 training configs a plan names, as written and real), and how plans the run
@@ -73,7 +73,11 @@ def unplanned_run(ctx: RepoContext) -> Iterator[Problem]:
     every training config the pull request adds or changes is judged, even
     when no plan changed, and one it adds that no plan names is an error (a
     new run with no plan is what the gate exists to stop); a warning
-    otherwise. Reported at the config's `[experiment]` table (line 1 without one).
+    otherwise. Reported at the config's `[experiment]` table (line 1 without one). Trainer configs
+    and launch scripts under `configs/trl/`, `configs/verl/` and
+    `configs/axolotl/` (`*.yaml`, `*.yml`, `*.sh`) count as runs too,
+    planned when a plan's `run.config` or `run.script` names them; reported
+    at line 1.
 
     Example (fails):
         dataset: {name: retail-refunds, release: "2026.11.03", format: task_metadata, targets: {reviewed: true}, platform: {train: retail-refunds}}

@@ -41,7 +41,12 @@ def run_config_invalid(ctx: PlanContext) -> Iterator[Problem | Note]:
     column, while what only an import shows is out of reach. The rollout's
     `pyproject.toml` dependencies that are not PEP 508 requirements are a
     warning (the preflight skips them, the platform's resolver refuses
-    them). Findings point at the offending key in the TOML file (or the
+    them). A trainer's config (`run: {trainer: trl|verl|axolotl, config,
+    script}`) is held to its trainer's own schema at a pinned release: a
+    key TRL, verl or axolotl does not have (each says no, or drops it
+    without a word), a required key missing, a reward it cannot load, in
+    the YAML or in the launch script's overrides (docs/plan-format.md,
+    "Trainer configs"). Findings point at the offending key in the TOML file (or the
     line of the Python file); a missing, misplaced or unreachable file and
     the workspace's directories are reported at the plan's `run`.
 
