@@ -246,3 +246,35 @@ def test_a_script_that_launches_nothing_is_a_note(tmp_path):
 def test_json_schema_copies_agree():
     root = Path(__file__).resolve().parent.parent
     assert json.loads((root / "schemas" / "plan.schema.json").read_text()) == json.loads((root / "src" / "planlint" / "data" / "plan.schema.json").read_text())
+
+
+# --------------------------------------------------------------------------- the cache and the language server
+
+
+def test_cached_results_follow_the_trainer_config_script_and_reward_code(tmp_path, planlint):
+    lay_out(tmp_path, CASES / "trl" / "agrees.case")
+    run = ("--format", "json", "--ignore", DATA_RULES, "plans/")
+    assert _findings(planlint(*run, cwd=tmp_path)) == []
+    config = tmp_path / "configs" / "trl" / "retail-refund-window.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("model_name_or_path: Qwen/Qwen3-8B", "model_name_or_path: Qwen/Qwen3-4B"), encoding="utf-8")
+    assert [code for _, _, code in _findings(planlint(*run, cwd=tmp_path))] == ["PL903"]
+    assert [code for _, _, code in _findings(planlint(*run, cwd=tmp_path))] == ["PL903"]  # from the cache now
+    script = tmp_path / "configs" / "trl" / "retail-refund-window.sh"
+    script.write_text(script.read_text(encoding="utf-8").replace("--seed 7", "--model_name_or_path Qwen/Qwen3-8B --seed 7"), encoding="utf-8")
+    assert _findings(planlint(*run, cwd=tmp_path)) == []  # the script's override wins
+    (tmp_path / "rewards" / "retail.py").unlink()
+    assert sorted(code for _, _, code in _findings(planlint(*run, cwd=tmp_path))) == ["PL902", "PL902"]  # reward code no longer in the repository
+
+
+def test_the_language_server_reports_in_trainer_configs_as_in_osmosis_configs(tmp_path, monkeypatch):
+    """server.lint_document (what the server publishes): a finding in the trainer's YAML carries the YAML's
+    path and line, as one in an Osmosis TOML carries the TOML's."""
+    from planlint.server import lint_document
+
+    lay_out(tmp_path, CASES / "verl" / "disagrees.case")
+    monkeypatch.chdir(tmp_path)
+    plan = tmp_path / "plans" / "plan.yaml"
+    linted = lint_document(plan, plan.read_text(encoding="utf-8"), data_checks=False, root=tmp_path)
+    in_config = [(f.path, f.line, f.code) for f in linted.findings if f.path == "configs/verl/retail-refund-window.yaml"]
+    assert ("configs/verl/retail-refund-window.yaml", 7, "PL901") in in_config
+    assert ("configs/verl/run.sh", 1, "PL901") in [(f.path, f.line, f.code) for f in linted.findings]
