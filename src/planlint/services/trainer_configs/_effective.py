@@ -100,6 +100,16 @@ def is_hub_id(text: str, root: Path, looked: list[Path]) -> bool:
     return not os.path.exists(root / text)
 
 
+def in_repository(path: str, root: Path, looked: list[Path]) -> bool:
+    """Is `path` (relative, never out of the repository as written) a file in the repository?
+    Nothing outside the checkout is even tested for existence."""
+    parts = path.replace("\\", "/").split("/")
+    if path.startswith(("/", "\\", "~")) or (len(path) > 1 and path[1] == ":") or ".." in parts:
+        return False
+    looked.append(root / path)
+    return os.path.isfile(root / path)
+
+
 def looks_like_file(text: str) -> bool:
     return bool(_FILE_SUFFIX.search(text)) or "*" in text or "://" in text
 

@@ -19,12 +19,11 @@ know, and unknown top-level keys are then a note, not a finding.
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 
 from planlint.core.messages import show
 from planlint.services.trainer_configs._documents import ConfigDocument, has_key, schema, unknown_keys, version_of
-from planlint.services.trainer_configs._effective import Effective, file_list, known, looks_like_file, module_file
+from planlint.services.trainer_configs._effective import Effective, file_list, in_repository, known, looks_like_file, module_file
 from planlint.services.trainer_configs._facts import DataSource, KeyProblem, RewardRef, Setting, TrainerRun
 from planlint.services.trainer_configs.launch_script import LaunchScript
 
@@ -89,8 +88,7 @@ def _sources(run: TrainerRun, effective: Effective, root: Path) -> None:
                 run.sources.append(DataSource(role, Setting(item.get("data_files"), entries.document, route + ("data_files",)), files=listed, revision=revision))
             elif isinstance(path, str):
                 at = Setting(path, entries.document, route + ("path",))
-                run.looked.append(root / path)
-                if looks_like_file(path) or os.path.isfile(root / path):
+                if looks_like_file(path) or in_repository(path, root, run.looked):
                     run.sources.append(DataSource(role, at, files=(path,), revision=revision))
                 else:
                     run.sources.append(DataSource(role, at, dataset=path, revision=revision))

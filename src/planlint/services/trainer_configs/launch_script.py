@@ -385,17 +385,16 @@ def _verl_arguments(script: LaunchScript, words: list[_Word], lexer: _Lexer, pos
         text = word.text
         if text in ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd"):
             if index < len(words):
-                value = words[index]
+                argument = words[index]
                 index += 1
-                _config_flag(script, text, value, lexer, display)
+                _config_flag(script, text, argument, lexer, display)
             continue
         if text.startswith(("--config-path=", "--config-name=", "--config-dir=")):
             flag, _, rest = text.partition("=")
             _config_flag(script, flag, _Word(rest, word.start, word.end, list(word.unknown), word.passes_arguments), lexer, display)
             continue
-        if text.startswith("-") and not text.startswith("~"):
-            if _unreadable(script, word, lexer, display) or not text:
-                continue
+        if text.startswith("-"):
+            _unreadable(script, word, lexer, display)
             continue  # Hydra's own flags (--multirun, --info, ...): not config values
         match = _HYDRA_OVERRIDE.match(text)
         if match is None or (match.group(3) == "" and match.group(1) != "~"):

@@ -20,7 +20,6 @@ import copy
 import difflib
 import re
 from pathlib import Path
-from typing import Any
 
 from planlint.core.messages import show
 from planlint.services.trainer_configs._documents import ConfigDocument, has_key, schema, unknown_keys, version_of
