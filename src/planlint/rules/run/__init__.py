@@ -72,9 +72,11 @@ def placeholder_problems(ctx: PlanContext) -> Iterator[Problem]:
     yield from _files.placeholder_problems_in(ctx, trainer_values)
 
 
-def inputs(ctx: PlanContext) -> list[Path]:
-    """Every file the run rules read or test for this plan (what a cached result also depends on)."""
-    return _files.inputs(ctx) + _trainer_files.inputs(ctx)
+def inputs(ctx: PlanContext) -> list[Path] | None:
+    """Every file the run rules read or test for this plan (what a cached result also depends on);
+    None when the result must not be cached (rules.run.files.inputs says when)."""
+    osmosis = _files.inputs(ctx)
+    return None if osmosis is None else osmosis + _trainer_files.inputs(ctx)
 
 __all__ = [
     "ACTIVE_STATUSES",
