@@ -278,3 +278,24 @@ def test_the_language_server_reports_in_trainer_configs_as_in_osmosis_configs(tm
     in_config = [(f.path, f.line, f.code) for f in linted.findings if f.path == "configs/verl/retail-refund-window.yaml"]
     assert ("configs/verl/retail-refund-window.yaml", 7, "PL901") in in_config
     assert ("configs/verl/run.sh", 1, "PL901") in [(f.path, f.line, f.code) for f in linted.findings]
+
+
+def test_a_suppression_inside_a_quoted_string_suppresses_nothing(tmp_path, planlint):
+    """The attack: a pull request hides `# planlint: disable=...` in a quoted value of the trainer's YAML, or in a
+    quoted word of its launch script, on the line of the drift it wants silenced. Only real comments suppress."""
+    lay_out(tmp_path, CASES / "trl" / "agrees.case")
+    config = tmp_path / "configs" / "trl" / "retail-refund-window.yaml"
+    config.write_text(
+        "model_name_or_path: Qwen/Qwen3-8B\n"
+        "model_revision: 9f1c2a7b3d4e5f60718293a4b5c6d7e8f9012345\n"
+        "datasets: [{path: json, data_files: data/retail/train.jsonl}]\n"
+        'reward_funcs: [rewards.retail.db_state, rewards.retail.tone, rewards.retail.bonus, "# planlint: disable=PL903 -- hidden in a string"]\n'
+        "use_peft: true\n", encoding="utf-8")
+    script = tmp_path / "configs" / "trl" / "retail-refund-window.sh"
+    script.write_text("trl grpo --config configs/trl/retail-refund-window.yaml --model_name_or_path Qwen/Qwen3-4B "
+                      "--logging_dir 'logs # planlint: disable=PL903 -- hidden in a word'\n", encoding="utf-8")
+    result = planlint("--format", "json", "--no-cache", "--ignore", DATA_RULES, "plans/", cwd=tmp_path)
+    found = sorted(_findings(result))
+    assert ("configs/trl/retail-refund-window.sh", 1, "PL903") in found, _report(result)  # the script's model
+    assert ("configs/trl/retail-refund-window.yaml", 4, "PL903") in found, _report(result)  # rewards.retail.bonus, no grader
+    assert not [f for f in result.json["findings"] if f["code"] in ("PL009", "PL010")], _report(result)  # no comment there at all

@@ -43,7 +43,7 @@ from planlint.rules.budget import committed
 from planlint.rules.diff import PlanChange
 from planlint.rules.grader_source import named_sources
 from planlint.rules.leakage import inputs
-from planlint.rules.run import CONFIG_KEYS, TRAINING_DIR, comment_free_spans, display_path, resolve_config, trainer_code
+from planlint.rules.run import CONFIG_KEYS, TRAINER_CONFIGS, TRAINING_DIR, comment_free_spans, display_path, resolve_config, trainer_code
 
 
 def lint_diff(paths: list[str], config: Config, base_rev: str, *, services: Services | None = None, pull_request=None, policy: Policy | None = None) -> Report:
@@ -339,8 +339,9 @@ def _plans_of_changed_files(
     TOML file, PL710 one that edits only the grader's code, PL701/PL709 one that rewrites only a
     split file)."""
     taken = {rel for c in changes for rel in (c.head_rel, c.base_rel) if rel}
-    # Not YAML: a pull request that changes only plans (the common one) reads no other plan here.
-    others = {rel for rel in changed_files - taken if not rel.lower().endswith(YAML_SUFFIXES)}
+    # Not YAML (but a trainer's YAML config under configs/): a pull request that changes only plans
+    # (the common one) reads no other plan here.
+    others = {rel for rel in changed_files - taken if not rel.lower().endswith(YAML_SUFFIXES) or rel.startswith(TRAINER_CONFIGS)}
     if not others or not scope.existing:
         return []
     found: list[Change] = []

@@ -54,7 +54,7 @@ from planlint.rules.run.unplanned import (
     training_configs,
     unplanned_run,
 )
-from planlint.rules.run.trainer_files import comment_free_spans, trainer_code
+from planlint.rules.run.trainer_files import TRAINER_CONFIGS, comment_free_spans, trainer_code
 from planlint.rules.run.validity import run_config_invalid
 
 
@@ -99,6 +99,7 @@ __all__ = [
     "run_config_invalid",
     "run_files",
     "string_values",
+    "TRAINER_CONFIGS",
     "comment_free_spans",
     "trainer_code",
     "training_configs",

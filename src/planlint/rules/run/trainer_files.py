@@ -36,6 +36,7 @@ from planlint.services.trainer_configs import (
 
 _MEMO = "_trainer_run"
 TRAINER_DIRS = tuple(("configs", trainer) for trainer in TRAINERS)  # where PL904 looks for unplanned trainer configs
+TRAINER_CONFIGS = tuple("/".join(parts) + "/" for parts in TRAINER_DIRS)  # the same, as repository path prefixes
 
 
 @dataclass
