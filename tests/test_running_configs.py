@@ -189,3 +189,25 @@ def test_a_shallow_clone_is_a_finding_never_a_pass(tmp_path, planlint):
     subprocess.run(["git", "clone", "-q", "--no-single-branch", f"file://{repo}", str(full)], check=True, cwd=tmp_path)
     git(full, "checkout", "-q", "pr")
     assert [f for f in lint(planlint, full, "origin/main").json["findings"] if f["code"] == "PL902"] == []
+
+
+def test_a_running_plans_benchmark_config_is_frozen_too(tmp_path, planlint):
+    repo, _ = repository(tmp_path)
+    benchmark = (FIXTURES / "run" / "benchmark" / "valid-provider.toml").read_text(encoding="utf-8")
+    write(repo / "configs" / "benchmark" / "retail.toml", benchmark)
+    edit(repo, "plans/retail.yaml", "eval_config: configs/eval/retail.toml}", "eval_config: configs/eval/retail.toml, benchmark_config: configs/benchmark/retail.toml}")
+    commit(repo, "a benchmark of the running plan")
+    from test_diff_mode import git as run_git
+
+    run_git(repo, "checkout", "-q", "main")
+    run_git(repo, "merge", "-q", "--ff-only", "pr")
+    run_git(repo, "checkout", "-q", "-b", "pr2")
+    assert lint(planlint, repo).json["findings"] == []
+    edit(repo, "configs/benchmark/retail.toml", 'LOG_LEVEL = "INFO"', 'LOG_LEVEL = "DEBUG"')  # operations
+    commit(repo, "more logs")
+    assert lint(planlint, repo).json["findings"] == []
+    edit(repo, "configs/benchmark/retail.toml", "attempts_per_task = 2", "attempts_per_task = 1")
+    commit(repo, "fewer attempts")
+    (finding,) = [f for f in lint(planlint, repo).json["findings"] if f["code"] == "PL708"]
+    assert finding["path"] == "configs/benchmark/retail.toml"
+    assert "its benchmark config changed: execution.attempts_per_task changed from 2 to 1" in finding["message"]
