@@ -625,7 +625,7 @@ def test_every_file_result_field_is_cached_or_deliberately_not():
     fields = {f.name for f in dataclasses.fields(FileResult)}
     assert fields == {
         "path", "is_plan", "findings", "suppressions", "plan_name", "name_span", "text", "notes", "data_skipped", "data", "positions", "diff_checked",
-        "committed_currency", "committed_amount", "spend_span", "uncounted",
+        "committed_currency", "committed_amount", "spend_span", "committed_per_month", "uncounted",
         "missing_inputs",
         "attached", "repo_root", "run_configs", "status",
     }

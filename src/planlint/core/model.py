@@ -25,6 +25,11 @@ def is_plan(data: Any) -> bool:
     return isinstance(data, dict) and data.get("apiVersion") == PLAN_API_VERSION and data.get("kind") == PLAN_KIND
 
 
+def is_recurring(data: Any) -> bool:
+    """A plan that runs on a schedule: its `recurrence` is a mapping (docs/plan-format.md, "Recurring plans")."""
+    return isinstance(data, dict) and isinstance(data.get("recurrence"), dict)
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str
@@ -62,7 +67,8 @@ class FileResult:
     diff_checked: bool = False  # diff rules ran against a base version (diff mode)
     committed_currency: str | None = None  # approved/running with a valid cap: what it commits (PL507)
     committed_amount: float | None = None
-    spend_span: Span | None = None  # where budget.max_spend is
+    spend_span: Span | None = None  # where the committed cap is (budget.max_spend; a recurring plan's max_spend_per_month)
+    committed_per_month: bool = False  # the committed amount is a recurring plan's per-month cap
     uncounted: bool = False  # approved/running, but its cap or currency is not valid
     missing_inputs: list[str] = field(default_factory=list)  # the plan's `missing_inputs`, for the Markdown summary
     attached: list["FileResult"] = field(default_factory=list)  # other files the plan names (run configs), with their findings

@@ -22,7 +22,7 @@ from planlint.core.positions import Positions, Span, START, yaml_path
 from planlint.core.yaml_values import scalar_text
 from planlint.rules import PLAN_RULES, RULES, PlanContext, Problem, resolved, rule_code
 from planlint.rules.base import Note, Services
-from planlint.rules.budget import committed, uncounted
+from planlint.rules.budget import commitment_route, committed, uncounted
 from planlint.rules.run import named_configs
 from planlint.rules.secrets import comment_problems
 
@@ -149,7 +149,9 @@ def lint_file(display: str, path: Path, explicit: bool, config: Config, services
     commitment = committed(data)
     if commitment is not None:
         result.committed_currency, result.committed_amount = commitment
-        result.spend_span = loaded.positions.resolve(("budget", "max_spend"), False)
+        route = commitment_route(data)
+        result.committed_per_month = route != ("budget", "max_spend")
+        result.spend_span = loaded.positions.resolve(route, False)
     result.uncounted = uncounted(data)
 
     raw: list[tuple[str, Problem]] = []

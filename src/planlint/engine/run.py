@@ -29,6 +29,7 @@ from planlint.engine.parallel import lint_targets
 from planlint.engine.plan_names import commitment, mentions, plan_paths, read_name, shown_path
 from planlint.rules import RULES, resolved, rule_code
 from planlint.rules.base import NamedPlan, Note, RepoContext, Services, SuppressionContext
+from planlint.rules.budget import PER_MONTH_ROUTE
 from planlint.rules.run import named_training_configs
 from planlint.services.publications import Publications, prefetch
 
@@ -367,7 +368,7 @@ def _repo_context(
     for r in results:
         configs = tuple(r.run_configs) + tuple(os.path.realpath(other.path) for other in r.attached) if run_configs else ()
         committed = (r.committed_currency, r.committed_amount) if r.committed_currency is not None and r.committed_amount is not None else None
-        plans.append(NamedPlan(r.path, r.plan_name, committed, r.repo_root, configs))
+        plans.append(NamedPlan(r.path, r.plan_name, committed, r.repo_root, configs, per_month=r.committed_per_month))
     linted = None
 
     def named_elsewhere(root: str, candidates: list[Path]) -> set[str]:
@@ -381,7 +382,7 @@ def _repo_context(
 
 # Where a repo-level problem goes: the plan's data and positions are gone by
 # now, so lint_file kept the spans these routes point at.
-_KEPT_SPANS = {("metadata", "name"): "name_span", ("budget", "max_spend"): "spend_span"}
+_KEPT_SPANS = {("metadata", "name"): "name_span", ("budget", "max_spend"): "spend_span", PER_MONTH_ROUTE: "spend_span"}
 
 
 def _repo_findings(code: str, ctx: RepoContext, results: list[FileResult], report: Report) -> None:

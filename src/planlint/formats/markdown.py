@@ -252,7 +252,7 @@ def render_summary(report: Report, room: int = SUMMARY_LIMIT, **kwargs) -> str:
 MAX_CARDS = 100  # plans shown with their card; the JSON report has every one
 MAX_FIELDS = 40  # rows of one card
 OPEN_FIELDS = 8  # a card with more rows is collapsed
-_MONEY_FIELDS = ("budget.max_spend", "budget.estimated_cost")
+_MONEY_FIELDS = ("budget.max_spend", "budget.estimated_cost", "recurrence.budget.max_spend_per_run", "recurrence.budget.max_spend_per_month")
 _REFERENCE = re.compile(r"(#|GH-)(\d)", re.I)
 
 
@@ -313,10 +313,36 @@ def _card(card: dict) -> list[str]:
         rows.append(f"| … and {_plural(len(fields) - MAX_FIELDS, 'more field')} | (in the JSON report) |")
     if not fields:
         rows = ["No field a reviewer tracks changed (method, model, dataset, splits, graders, baseline, decision, budget)."]
+    month = _month_line(card.get("recurring"))
+    if month:
+        rows = [month, "", *rows]
     if len(fields) > OPEN_FIELDS:
         count = _plural(len(fields), "field")
         return ["", f"<details><summary><b>{_html(where)}</b> · {_html(what)} · {count}</summary>", "", *rows, "", "</details>"]
     return ["", f"**{escape(where)}** · {escape(what)}", "", *rows]
+
+
+def _month_text(figures) -> str:
+    """"up to 5 runs × 200 USD, at most 1,000 USD a month" from a card's per-month figures."""
+    if not isinstance(figures, dict):
+        return "not recurring"
+
+    def amount(key: str) -> str:
+        value = figures.get(key)
+        return money(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else "?"
+
+    unit = f" {figures['currency']}" if isinstance(figures.get("currency"), str) else ""
+    runs = figures.get("runs_per_month")
+    runs_text = f"up to {runs} runs" if isinstance(runs, int) and not isinstance(runs, bool) else "? runs"
+    return f"{runs_text} × {amount('max_spend_per_run')}{unit}, at most {amount('max_spend_per_month')}{unit} a month"
+
+
+def _month_line(recurring) -> str:
+    """The card's per-month line of a recurring plan: base → head (one side when they agree)."""
+    if not isinstance(recurring, list) or len(recurring) != 2:
+        return ""
+    old, new = (_month_text(side) for side in recurring)
+    return f"🔁 Recurring: {escape(new if old == new else f'{old} → {new}')}"
 
 
 def _changes(report: Report, max_cards: int | None) -> list[str]:
@@ -352,6 +378,10 @@ def spend_sentences(committed_spend: dict) -> list[str]:
             text = f"this pull request lowers committed spend by {money(-delta)} {currency}, to {money(head)} {currency}"
         else:
             text = f"this pull request leaves committed spend at {money(head)} {currency}"
+        monthly = entry.get("per_month")
+        if isinstance(monthly, dict) and all(isinstance(monthly.get(k), (int, float)) and not isinstance(monthly.get(k), bool) for k in ("base", "head")):
+            part = f"{money(monthly['head'])} {currency}" if monthly["base"] == monthly["head"] else f"{money(monthly['base'])} → {money(monthly['head'])} {currency}"
+            text += f", of which recurring plans {part} a month (their per-month caps)"
         limit = entry.get("limit")
         if isinstance(limit, (int, float)) and not isinstance(limit, bool):
             text += f" (limit {money(limit)} {currency}{', exceeded' if head > limit else ''})"

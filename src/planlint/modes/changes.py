@@ -12,7 +12,9 @@ to a reviewer, old -> new:
 is null on that side (an input that went missing, or was supplied). Values
 are compared as data (`rules.diff.same`), so layout, quoting and key order
 are not changes. Committed spend is the sum of `max_spend` over approved and
-running plans, per currency, at the base and at head.
+running plans, per currency, at the base and at head; a recurring plan counts
+at its per-month cap, and its card carries its month (`recurring`: runs a
+month, the per-run and per-month caps, base and head).
 
 Everything here is plain data: the JSON report carries it, and the Markdown
 summary and pull-request comment are rendered from that.
@@ -23,10 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from planlint.core.model import is_recurring
 from planlint.core.positions import yaml_path
 from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 from planlint.rules.budget import committed, uncounted
 from planlint.rules.diff import same
+from planlint.rules.recurrence import monthly_figures
 from planlint.rules.secrets import redact
 from planlint.rules.verdict import card_verdict
 from planlint.services.run_config import parse as parse_toml
@@ -53,6 +57,7 @@ WATCHED: tuple[tuple, ...] = (
     ("decision", "power"),
     ("decision", "discordance"),
     ("outcome",),  # a completed plan's result; the card's "verdict" says what the numbers give (PL615)
+    ("recurrence",),  # a recurring plan's schedule, source, admission, caps and stop rule, leaf by leaf
     ("budget", "currency"),
     ("budget", "max_spend"),
     ("budget", "estimated_cost"),
@@ -208,6 +213,8 @@ def card(kind: str, path: str, base: Any, head: Any) -> dict:
     verdict = card_verdict(head)
     if verdict is not None:
         out["verdict"] = verdict
+    if is_recurring(base) or is_recurring(head):  # per-month figures, only on a recurring plan's card
+        out["recurring"] = [_month(base), _month(head)]
     return out
 
 
@@ -229,6 +236,13 @@ def split_fields(splits) -> list[dict]:
 
 def _files(count: int) -> str:
     return f"{count} file{'' if count == 1 else 's'}"
+
+
+def _month(data: Any) -> dict | None:
+    figures = monthly_figures(data)
+    if figures is not None and figures["schedule"] is not None:
+        figures["schedule"] = value_of(figures["schedule"])
+    return figures
 
 
 def _run_config(read, path: Any, key: str = "training_config", trainer: Any = None) -> dict | None:
@@ -296,21 +310,34 @@ class CommittedSpend:
     base: dict[str, float] = field(default_factory=dict)
     head: dict[str, float] = field(default_factory=dict)
     uncounted_head: int = 0  # approved/running plans at head whose cap or currency is not valid
+    uncounted_recurring: int = 0  # of those, recurring plans (their per-month cap or its currency)
+    # the part of base/head that recurring plans commit, at their per-month caps
+    per_month: dict[str, dict[str, float]] = field(default_factory=lambda: {"base": {}, "head": {}})
 
     def add(self, side: str, data: Any) -> None:
         commitment = committed(data)
         if commitment is not None:
             totals = self.base if side == "base" else self.head
             totals[commitment[0]] = totals.get(commitment[0], 0.0) + commitment[1]
+            if is_recurring(data):
+                monthly = self.per_month[side]
+                monthly[commitment[0]] = monthly.get(commitment[0], 0.0) + commitment[1]
         elif side == "head" and uncounted(data):
             self.uncounted_head += 1
+            self.uncounted_recurring += is_recurring(data)
 
     def to_dict(self, limits: dict[str, float] | None = None) -> dict:
-        """{currency: {"base", "head", "delta"[, "limit"]}}, currencies in alphabetical order."""
+        """{currency: {"base", "head", "delta"[, "per_month"][, "limit"]}}, currencies in alphabetical order.
+
+        `per_month` ({"base", "head"}): how much of each side recurring plans
+        commit (at their per-month caps); only where a recurring plan counts.
+        """
         out: dict[str, dict] = {}
         for currency in sorted(set(self.base) | set(self.head) | set(limits or {})):
             base, head = self.base.get(currency, 0.0), self.head.get(currency, 0.0)
-            entry = {"base": _number(base), "head": _number(head), "delta": _number(head - base)}
+            entry: dict[str, Any] = {"base": _number(base), "head": _number(head), "delta": _number(head - base)}
+            if any(currency in self.per_month[side] for side in ("base", "head")):
+                entry["per_month"] = {side: _number(self.per_month[side].get(currency, 0.0)) for side in ("base", "head")}
             if limits and currency in limits:
                 entry["limit"] = _number(limits[currency])
             out[currency] = entry

@@ -319,9 +319,11 @@ def _lint(repo, git, paths: list[str], config: Config, rev: str, cwd: str, servi
     report.changes = cards
     report.committed_spend = spend.to_dict(config.committed_limit)
     if spend.uncounted_head:
+        recurring = (f"; {spend.uncounted_recurring} of them recurring, whose recurrence.budget.max_spend_per_month or currency is not valid (PL508/PL503)"
+                     if spend.uncounted_recurring else "")
         report.notes.append(
             f"committed spend leaves out {spend.uncounted_head} approved or running plan(s) whose budget.max_spend or "
-            f"budget.currency is not valid (PL502/PL503 say which)"
+            f"budget.currency is not valid (PL502/PL503 say which){recurring}"
         )
     return report
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from planlint.rules import approvals, baseline, budget, decision, diff, evaluation, file_level, grader_source, graders, leakage, pinning, placeholders, policy, power, preregistration, profiles, published, run, secrets, splits, verdict
+from planlint.rules import recurrence
 from planlint.core.config import Config
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, Rule
 
@@ -69,6 +70,10 @@ _ALL: tuple[Rule, ...] = (
     budget.spend_over_limit,
     budget.committed_spend_over_limit,
     budget.approval_missing,
+    # recurring plans (recurrence:): schedule and caps, source, eval
+    recurrence.recurrence_spend_unbounded,
+    recurrence.recurrence_source_unreviewed,
+    recurrence.recurrence_eval_moves,
     # decision and method
     decision.decision_metric_missing,
     decision.target_missing,

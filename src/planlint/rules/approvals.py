@@ -31,6 +31,7 @@ from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, MISSING, PlanContext, Problem, lookup, rule
 from planlint.rules.budget import spend_amount
 from planlint.rules.diff import currency_changed, first_change, same
+from planlint.rules.recurrence import spend_rises
 
 RUN_CONFIG_KEYS = ("training_config", "eval_config", "benchmark_config")
 
@@ -86,7 +87,9 @@ def approval_needed(base: Any, head: Any) -> str | None:
     """Why the change of a plan needs a verified approval (PL707), or None.
 
     Its status becomes approved or running (a new plan that starts so, too),
-    its currency changed (another currency is another cap), or its `max_spend` rose.
+    its currency changed (another currency is another cap), its `max_spend` rose,
+    or what it may spend as a recurring plan rose (`recurrence.spend_rises`: it
+    became recurring, more runs a month, higher caps).
     """
     if not isinstance(head, dict) or not head:
         return None
@@ -105,6 +108,7 @@ def approval_needed(base: Any, head: Any) -> str | None:
         reasons.append(
             f"budget.max_spend rose from {scalar_text(lookup(base, ('budget', 'max_spend')))} to {scalar_text(lookup(head, ('budget', 'max_spend')))}"
         )
+    reasons += [rise.words for rise in spend_rises(base, head) if not (rise.currency and currency is not None)]
     return " and ".join(reasons) or None
 
 

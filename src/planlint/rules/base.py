@@ -258,6 +258,7 @@ class NamedPlan:
     committed: tuple[str, float] | None = None  # (currency, max_spend) when approved or running with a valid cap (PL507)
     repo_root: str | None = None  # the plan's repository (PL904)
     run_configs: tuple[str, ...] = ()  # the training configs it names or reports in, as written and real (PL904)
+    per_month: bool = False  # committed is a recurring plan's per-month cap (recurrence.budget.max_spend_per_month)
 
 
 @dataclass

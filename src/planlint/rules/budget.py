@@ -1,4 +1,10 @@
-"""Spending caps and their approval: PL501-PL506, and the committed spend of all plans (PL507)."""
+"""Spending caps and their approval: PL501-PL506, and the committed spend of all plans (PL507).
+
+A recurring plan (`recurrence:`) caps each run and each month in
+`recurrence.budget` instead of one `budget.max_spend`: committed spend counts
+it at its per-month cap (`committed`), and PL508 (rules/recurrence.py) checks
+those caps against its schedule.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,9 @@ from typing import Any, Iterator
 
 from planlint.core.currencies import ISO_4217
 from planlint.core.messages import show
+from planlint.core.model import is_recurring
 from planlint.core.yaml_values import YamlFloat, YamlInt, parse_number
-from planlint.rules.base import ERROR, MISSING, Fix, Insert, Note, PlanContext, Problem, RepoContext, Replace, rule
+from planlint.rules.base import ERROR, MISSING, Fix, Insert, Note, PlanContext, Problem, RepoContext, Replace, lookup, rule
 from planlint.rules.baseline import ACTIVE_STATUSES
 
 _AMOUNT = r"(?P<amount>(?:0|[1-9][0-9]*)(?:\.[0-9]+)?)"
@@ -67,6 +74,16 @@ def parse_spend(value: str) -> tuple[str, str | None] | None:
     return None
 
 
+PER_RUN_ROUTE = ("recurrence", "budget", "max_spend_per_run")
+PER_MONTH_ROUTE = ("recurrence", "budget", "max_spend_per_month")
+
+
+def caps_currency(data: Any) -> Any:
+    """The currency of a recurring plan's caps: `recurrence.budget.currency`, else `budget.currency` (MISSING if neither)."""
+    own = lookup(data, ("recurrence", "budget", "currency"))
+    return own if own is not MISSING else lookup(data, ("budget", "currency"))
+
+
 def _spend_fix(budget: dict, value: str) -> Fix | None:
     """`max_spend: "$250"` -> `max_spend: 250`, plus `currency: USD` when the plan has none; None when
     not certain (a currency that disagrees with budget.currency is a human's choice)."""
@@ -97,7 +114,9 @@ def max_spend_missing(ctx: PlanContext) -> Iterator[Problem]:
 
     A paid run with no ceiling is a blank cheque: a stuck job or a wrong
     setting spends until someone notices. Every plan states the most it may
-    spend.
+    spend. A recurring plan states it per run and per month in
+    `recurrence.budget` (PL508) and needs no `budget.max_spend`; its
+    `budget` still holds the currency and who approved the caps.
 
     Example (fails):
         budget:
@@ -110,11 +129,15 @@ def max_spend_missing(ctx: PlanContext) -> Iterator[Problem]:
           estimated_cost: 180
           approved_by: "@ml-leads"
     """
+    recurring = is_recurring(ctx.data)
     if "budget" not in ctx.data:
-        yield Problem(("budget",), "the plan has no budget: add budget with currency and max_spend, the most the run may spend", missing=True)
+        if recurring:  # its caps are recurrence.budget's (PL508); currency and approved_by live here
+            yield Problem(("budget",), "the plan has no budget: add budget with currency and approved_by (a recurring plan's caps are in recurrence.budget)", missing=True)
+        else:
+            yield Problem(("budget",), "the plan has no budget: add budget with currency and max_spend, the most the run may spend", missing=True)
         return
     budget = ctx.mapping("budget")
-    if budget is not None and "max_spend" not in budget:
+    if budget is not None and "max_spend" not in budget and not recurring:
         yield Problem(("budget", "max_spend"), "budget.max_spend is missing: state the most the run may spend, e.g. max_spend: 250", missing=True)
 
 
@@ -159,7 +182,10 @@ def currency_invalid(ctx: PlanContext) -> Iterator[Problem]:
     A spend cap means nothing without its unit, and caps in different
     currencies are compared through their ISO codes. `planlint --fix` writes a
     code given in lower case (`usd`) in capitals; a missing currency is added
-    only when `max_spend` itself names it (`"$250"`).
+    only when `max_spend` itself names it (`"$250"`). A recurring plan may
+    repeat the currency beside its caps (`recurrence.budget.currency`): it
+    must be a valid code too, and the same as `budget.currency` (a plan has
+    one currency).
 
     Example (fails):
         budget:
@@ -172,6 +198,7 @@ def currency_invalid(ctx: PlanContext) -> Iterator[Problem]:
           max_spend: 250
           approved_by: "@ml-leads"
     """
+    yield from _caps_currency_invalid(ctx)
     budget = ctx.mapping("budget")
     if budget is None:
         return
@@ -187,6 +214,22 @@ def currency_invalid(ctx: PlanContext) -> Iterator[Problem]:
         hint = f" (write it in capitals: {upper})"
         fix = Fix(f"budget.currency {show(currency)} -> {upper}", (Replace(("budget", "currency"), upper),))
     yield Problem(("budget", "currency"), f"budget.currency {show(currency)} is not a 3-letter ISO 4217 code{hint}: use e.g. USD or EUR", fix=fix)
+
+
+def _caps_currency_invalid(ctx: PlanContext) -> Iterator[Problem]:
+    """PL503 of `recurrence.budget.currency`: a valid code, and the plan's own (budget.currency)."""
+    own = ctx.get("recurrence", "budget", "currency")
+    if own is MISSING:
+        return
+    route = ("recurrence", "budget", "currency")
+    if not (isinstance(own, str) and own in ISO_4217):
+        upper = own.strip().upper() if isinstance(own, str) else ""
+        hint = f" (write it in capitals: {upper})" if upper in ISO_4217 else ""
+        yield Problem(route, f"recurrence.budget.currency {show(own)} is not a 3-letter ISO 4217 code{hint}: use e.g. USD or EUR")
+        return
+    plan = ctx.get("budget", "currency")
+    if isinstance(plan, str) and plan in ISO_4217 and plan != own:
+        yield Problem(route, f"recurrence.budget.currency {show(own)} differs from budget.currency {show(plan)}: a plan has one currency; write the caps in {plan}")
 
 
 @rule("PL504", "estimate-over-cap", ERROR)
@@ -227,7 +270,10 @@ def spend_over_limit(ctx: PlanContext) -> Iterator[Problem]:
     KWD under `{USD: 1000}` is an error naming the listed currencies (at
     `budget.currency`), and so is an approved or running plan in a currency
     `budget.committed_limit` does not list. Currencies compare by their ISO
-    code: `usd` is USD here (PL503 asks for the capitals).
+    code: `usd` is USD here (PL503 asks for the capitals). For a recurring
+    plan the ceiling holds for each of its runs: its
+    `recurrence.budget.max_spend_per_run` may not exceed it either (the
+    month as a whole is `budget.committed_limit`'s, PL507).
 
     Example (fails):
         # config: {max_spend_limit: {USD: 1000}}
@@ -243,6 +289,7 @@ def spend_over_limit(ctx: PlanContext) -> Iterator[Problem]:
           approved_by: "@ml-leads"
     """
     limits = getattr(ctx.config, "max_spend_limit", None) or {}
+    yield from _per_run_over_limit(ctx, limits)
     committed_limits = getattr(ctx.config, "committed_limit", None) or {}
     currency = currency_code(ctx.get("budget", "currency"))
     cap = spend_amount(ctx.get("budget", "max_spend"))
@@ -267,27 +314,50 @@ def spend_over_limit(ctx: PlanContext) -> Iterator[Problem]:
         yield Problem(("budget", "max_spend"), f"budget.max_spend {show(ctx.get('budget', 'max_spend'))} {currency} is over the configured limit of {limit:g} {currency} (max_spend_limit): lower it, or raise the limit in the config with review")
 
 
+def _per_run_over_limit(ctx: PlanContext, limits: dict) -> Iterator[Problem]:
+    """PL505 of a recurring plan's per-run cap: `max_spend_limit` holds for each run."""
+    per_run, currency = spend_amount(ctx.get(*PER_RUN_ROUTE)), currency_code(caps_currency(ctx.data))
+    if per_run is not None and currency is not None and currency in limits and per_run > limits[currency]:
+        limit = limits[currency]
+        yield Problem(PER_RUN_ROUTE, f"recurrence.budget.max_spend_per_run {show(ctx.get(*PER_RUN_ROUTE))} {currency} is over the configured limit of {limit:g} {currency} (max_spend_limit), which holds for each run: lower it, or raise the limit in the config with review")
+
+
 # --------------------------------------------------------------------------- committed spend
 
 COMMITTED_STATUSES = ("approved", "running")
 
 
 def committed(data: Any) -> tuple[str, float] | None:
-    """(currency, max_spend) when the plan commits money: status approved or running, a valid cap and currency."""
+    """(currency, max_spend) when the plan commits money: status approved or running, a valid cap and currency.
+
+    A recurring plan commits its per-month cap (`recurrence.budget.max_spend_per_month`,
+    in `caps_currency`), so a monthly committed limit sees what it may spend each month.
+    """
     if not isinstance(data, dict):
         return None
     meta, budget = data.get("metadata"), data.get("budget")
     status = meta.get("status") if isinstance(meta, dict) else None
-    if status not in COMMITTED_STATUSES or not isinstance(budget, dict):
+    if status not in COMMITTED_STATUSES:
         return None
-    currency, amount = currency_code(budget.get("currency")), spend_amount(budget.get("max_spend"))
+    if is_recurring(data):
+        currency, amount = caps_currency(data), spend_amount(lookup(data, PER_MONTH_ROUTE))
+    elif isinstance(budget, dict):
+        currency, amount = budget.get("currency"), spend_amount(budget.get("max_spend"))
+    else:
+        return None
+    currency = currency_code(currency)
     if currency is None or amount is None:
         return None
     return currency, amount
 
 
+def commitment_route(data: Any) -> tuple[str, ...]:
+    """Where the cap committed spend counts is: a recurring plan's per-month cap, else `budget.max_spend`."""
+    return PER_MONTH_ROUTE if is_recurring(data) else ("budget", "max_spend")
+
+
 def uncounted(data: Any) -> bool:
-    """An approved or running plan whose cap cannot be counted (no valid max_spend or currency)."""
+    """An approved or running plan whose cap cannot be counted (no valid max_spend, per-month cap or currency)."""
     if not isinstance(data, dict):
         return False
     meta = data.get("metadata")
@@ -305,7 +375,9 @@ def committed_spend_over_limit(ctx: RepoContext) -> Iterator[Problem | Note]:
 
     Committed spend is the sum of `max_spend` over the plans whose status is
     `approved` or `running`, per currency: money the team has agreed may be
-    spent. Each cap may be fine on its own while together they pass what the
+    spent. A recurring plan counts at its per-month cap
+    (`recurrence.budget.max_spend_per_month`), so a monthly limit sees what
+    it may spend each month, and a finding it causes points there. Each cap may be fine on its own while together they pass what the
     team can pay for. Teams set the ceiling in the config
     (`budget: {committed_limit: {USD: 20000}}`); the finding points at
     `budget.max_spend` of the plan whose cap pushes the total over, counting
@@ -336,16 +408,16 @@ def committed_spend_over_limit(ctx: RepoContext) -> Iterator[Problem | Note]:
     limits = getattr(ctx.config, "committed_limit", None) or {}
     if not limits:
         return
-    # (path, currency, max_spend) of the linted plans that commit money in a limited currency, by path.
+    # (path, currency, max_spend, per month) of the linted plans that commit money in a limited currency, by path.
     ordered = sorted(
-        ((plan.path, *plan.committed) for plan in ctx.plans if plan.committed is not None and plan.committed[0] in limits),
+        ((plan.path, *plan.committed, plan.per_month) for plan in ctx.plans if plan.committed is not None and plan.committed[0] in limits),
         key=lambda entry: entry[0],
     )
     before: dict[str, float] = {}
     for currency, amount in ctx.other_commitments:
         before[currency] = before.get(currency, 0.0) + amount
     total = dict(before)
-    for _path, currency, amount in ordered:
+    for _path, currency, amount, _monthly in ordered:
         total[currency] = total.get(currency, 0.0) + amount
     for currency, limit in limits.items():
         if total.get(currency, 0.0) <= limit:
@@ -359,20 +431,24 @@ def committed_spend_over_limit(ctx: RepoContext) -> Iterator[Problem | Note]:
             if running > limit or before.get(currency, 0.0) > limit:
                 culprit = entry
                 break
+        counted = "max_spend of approved and running plans"
+        if any(entry[1] == currency and entry[3] for entry in ordered):
+            counted += ", max_spend_per_month of recurring ones"
         what = (
-            f"committed spend (max_spend of approved and running plans) in {currency} is {money(total[currency])} {currency}, "
+            f"committed spend ({counted}) in {currency} is {money(total[currency])} {currency}, "
             f"over budget.committed_limit of {money(limit)} {currency}"
         )
         if culprit is None:
             yield Note(f"{what}; no plan checked in this run commits {currency}, so PL507 has no plan to report it at")
             continue
-        path, _, amount = culprit
+        path, _, amount, monthly = culprit
         if before.get(currency, 0.0) > limit:
             why = f"without this plan it is already {money(before[currency])} {currency}"
         else:
-            why = f"this plan's cap of {money(amount)} {currency} takes it over (to {money(running)} {currency} counting plans in path order)"
+            cap = f"{money(amount)} {currency} a month" if monthly else f"{money(amount)} {currency}"
+            why = f"this plan's cap of {cap} takes it over (to {money(running)} {currency} counting plans in path order)"
         yield Problem(
-            ("budget", "max_spend"),
+            PER_MONTH_ROUTE if monthly else ("budget", "max_spend"),
             f"{what}: {why}; lower a cap, finish or abandon a plan, or raise the limit in the config with review",
             path=path,
         )

@@ -34,6 +34,7 @@ from planlint.core.positions import yaml_path
 from planlint.core.yaml_values import YamlFloat, YamlInt, scalar_text
 from planlint.rules.base import ERROR, MISSING, WARNING, PlanContext, Problem, lookup, rule
 from planlint.rules.budget import currency_code, spend_amount
+from planlint.rules.recurrence import Rise, spend_rises
 from planlint.rules.run import trainer_running
 
 FROZEN_STATUSES = ("approved", "running", "completed")
@@ -438,7 +439,10 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
     A cap is an amount in a currency: 900 USD -> 900 KWD is about three
     times the money, so a change of `budget.currency` is a cap change too,
     whatever the amounts (currencies compare by ISO code: `usd` is USD). The
-    finding is at `max_spend` when the amount rose, else at `currency`.
+    finding is at `max_spend` when the amount rose, else at `currency`. For
+    a recurring plan the caps are its schedule and `recurrence.budget`: more
+    runs a month, a higher per-run or per-month cap, or a one-off plan
+    becoming recurring is a raised cap as well (`rules/recurrence.spend_rises`).
 
     Example (fails):
         # base
@@ -456,26 +460,37 @@ def spend_raised_without_approval(ctx: PlanContext) -> Iterator[Problem]:
         return
     old = spend_amount(lookup(base, ("budget", "max_spend")))
     new = spend_amount(ctx.get("budget", "max_spend"))
-    if old is None or new is None:
-        return  # an invalid or missing cap is PL501/PL502's business
-    currency_change = currency_changed(base, ctx.data)
-    if new <= old and currency_change is None:
+    what: list[str] = []
+    route: tuple = ("budget", "max_spend")
+    currency_change = None
+    if old is not None and new is not None:  # an invalid or missing cap is PL501/PL502's business
+        currency_change = currency_changed(base, ctx.data)
+        if currency_change is not None:
+            what.append(f"{currency_change} (a cap in another currency is another cap)")
+        if new > old:
+            what.append(f"budget.max_spend rose from {scalar_text(lookup(base, ('budget', 'max_spend')))} to {scalar_text(ctx.get('budget', 'max_spend'))}")
+        elif currency_change is not None:
+            route = ("budget", "currency")
+    # A recurring plan's schedule and caps (a change of budget.currency is said above already).
+    rises: list[Rise] = [rise for rise in spend_rises(base, ctx.data) if not (rise.currency and currency_change is not None)]
+    if not what and not rises:
         return
+    at_key = False
+    if not what:
+        route, at_key = rises[0].route, rises[0].at_key
+    what += [rise.words for rise in rises]
+    caps = "caps" if rises else "cap"
     approver = ctx.get("budget", "approved_by")
     if approver is MISSING or approver is None or scalar_text(approver).strip() == "":
         why = "budget.approved_by is absent"
     elif same(approver, lookup(base, ("budget", "approved_by"))):
-        why = f"budget.approved_by is still {show(scalar_text(approver))}, who approved the old cap"
+        why = f"budget.approved_by is still {show(scalar_text(approver))}, who approved the old {caps}"
     else:
         return
-    what = []
-    if currency_change is not None:
-        what.append(f"{currency_change} (a cap in another currency is another cap)")
-    if new > old:
-        what.append(f"budget.max_spend rose from {scalar_text(lookup(base, ('budget', 'max_spend')))} to {scalar_text(ctx.get('budget', 'max_spend'))}")
     yield Problem(
-        ("budget", "max_spend") if new > old else ("budget", "currency"),
-        f"{' and '.join(what)} and {why}: set budget.approved_by to whoever approved the new cap",
+        route,
+        f"{' and '.join(what)} and {why}: set budget.approved_by to whoever approved the new {caps}",
+        at_key=at_key,
     )
 
 

@@ -44,6 +44,18 @@ OWNED_MISSING = {
     ("decision", "target_improvement"),  # PL602
     ("decision", "stopping"),  # PL603
     ("reward", "graders"),  # PL606
+    ("recurrence", "schedule"),  # PL508
+    ("recurrence", "budget"),  # PL508
+    ("recurrence", "budget", "max_spend_per_run"),  # PL508
+    ("recurrence", "budget", "max_spend_per_month"),  # PL508
+    ("recurrence", "source"),  # PL509
+    ("recurrence", "source", "dataset"),  # PL509
+    ("recurrence", "source", "releases"),  # PL509
+    ("recurrence", "admission"),  # PL509
+    ("splits", "boundary", "rolling", "train"),  # PL510
+    ("splits", "boundary", "rolling", "eval"),  # PL510
+    ("splits", "boundary", "rolling", "*", "from"),  # PL510
+    ("splits", "boundary", "rolling", "*", "to"),  # PL510
 }
 
 # Values whose validity a dedicated rule judges: route pattern -> the schema
@@ -80,6 +92,15 @@ OWNED_VALUES: dict[tuple, frozenset | None] = {
     ("dataset", "profile", "version"): ALL,  # PL109
     ("graders", "*", "source"): frozenset({"minLength"}),  # PL311: an empty source
     ("budget", "approved_by"): lambda validator, instance, data: _status(data) in ("approved", "running", "completed") and (instance is None or instance == "" or instance == []),  # PL506: empty
+    ("recurrence", "schedule"): ALL,  # PL508
+    ("recurrence", "budget", "max_spend_per_run"): ALL,  # PL508
+    ("recurrence", "budget", "max_spend_per_month"): ALL,  # PL508
+    ("recurrence", "budget", "currency"): ALL,  # PL503
+    ("recurrence", "source", "dataset"): ALL,  # PL509
+    ("recurrence", "source", "releases"): ALL,  # PL509
+    ("recurrence", "admission"): ALL,  # PL509
+    ("splits", "boundary", "rolling", "*", "from"): ALL,  # PL510
+    ("splits", "boundary", "rolling", "*", "to"): ALL,  # PL510
 }
 
 

@@ -7,6 +7,7 @@ import posixpath
 from typing import Any, Iterator
 
 from planlint.core.messages import show
+from planlint.core.model import is_recurring
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, WARNING, PlanContext, Problem, rule
 
@@ -176,7 +177,10 @@ def time_boundary_incomplete(ctx: PlanContext) -> Iterator[Problem]:
     """`time_key` without a valid `cutoff` date, or `cutoff` without `time_key`.
 
     A time boundary needs both halves: the field that dates each row and the
-    date at which evaluation begins (train rows < cutoff <= eval rows).
+    date at which evaluation begins (train rows < cutoff <= eval rows). A
+    recurring plan moves the cutoff with each run instead
+    (`splits.boundary.rolling`, whose windows PL510 checks), which needs the
+    `time_key` too; a plan that does not recur has one fixed cutoff.
 
     Example (fails):
         splits:
@@ -204,6 +208,14 @@ def time_boundary_incomplete(ctx: PlanContext) -> Iterator[Problem]:
         return
     has_time_key = _present(boundary.get("time_key"))
     route = ("splits", "boundary", "cutoff")
+    if "rolling" in boundary:
+        rolling = ("splits", "boundary", "rolling")
+        if not is_recurring(ctx.data):
+            yield Problem(rolling, "splits.boundary.rolling moves the cutoff with each run of a recurring plan, but this plan has no recurrence: "
+                                   "give one fixed cutoff (an ISO date) instead, or add the recurrence block", at_key=True)
+        elif not has_time_key:
+            yield Problem(rolling, "splits.boundary.rolling is given without a time_key: name the field that dates each row, e.g. time_key: created_at", at_key=True)
+        return  # a fixed cutoff beside the rolling one is PL510's
     if "cutoff" not in boundary:
         if has_time_key:
             yield Problem(route, "splits.boundary has a time_key but no cutoff: add the ISO date where evaluation begins, e.g. cutoff: 2026-08-01", missing=True)
@@ -221,7 +233,8 @@ def eval_not_frozen(ctx: PlanContext) -> Iterator[Problem]:
 
     An evaluation set that may change between the baseline and the final
     measurement makes the comparison meaningless. Freeze it, or suppress this
-    with a reason if it rotates by design.
+    with a reason if it rotates by design. A recurring plan's eval split is
+    PL510's (an error: frozen, or a declared rolling window).
 
     Example (fails):
         splits:
@@ -242,7 +255,7 @@ def eval_not_frozen(ctx: PlanContext) -> Iterator[Problem]:
             group_key: customer_id
     """
     held_out = ctx.mapping("splits", "eval")
-    if held_out is None:
+    if held_out is None or is_recurring(ctx.data):  # one problem, one finding: PL510 speaks for recurring plans
         return
     if "frozen" not in held_out:
         yield Problem(("splits", "eval", "frozen"), "splits.eval is not marked frozen: set frozen: true so the eval set cannot change between baseline and result", missing=True)
