@@ -1,5 +1,5 @@
 """Recurring plans (`recurrence:`): bad cron lines in a plan, lazy loading, committed spend per
-month and change cards.
+month, change cards, and `planlint init --recurring`.
 
 The rules' own cases are fixtures (tests/fixtures/rules/recurrence_*.yaml,
 tests/fixtures/diff/recurring_*.yaml); counting a schedule is
@@ -174,3 +174,38 @@ def test_a_card_of_hostile_figures_renders(planlint):
     text = render(Report(files=1, changes=cards, committed_spend={"USD": {"base": 1, "head": 2, "delta": 1, "per_month": "x"}}))
     assert "🔁 Recurring: not recurring → ? runs × ? \\<b\\>, at most ? \\<b\\> a month" in text
     assert "<b>" not in text and "per_month" not in text
+
+
+# --------------------------------------------------------------------------- planlint init --recurring
+
+
+@pytest.mark.parametrize("method, undecided", [("grpo", {"PL404"}), ("sft", {"PL404", "PL605"})])
+def test_init_recurring_writes_the_block_with_placeholders(method, undecided, tmp_path, planlint):
+    result = planlint("init", "weekly", "--recurring", "--method", method, cwd=tmp_path)
+    assert result.status == 0 and result.out.startswith(f"Wrote plans/weekly.yaml ({method}, recurring).")
+    plan = tmp_path / "plans" / "weekly.yaml"
+    text = plan.read_text(encoding="utf-8")
+    assert "\nrecurrence:\n" in text and "# max_spend: 250" not in text
+    lint = planlint("--format", "json", "--no-cache", "plans/weekly.yaml", cwd=tmp_path)
+    codes = {f["code"] for f in lint.json["findings"]}
+    assert codes == undecided | {"PL008"}, lint.json["findings"]  # no PL501: the caps are recurrence.budget's
+    blanks = {f["yaml_path"] for f in lint.json["findings"] if f["code"] == "PL008"}
+    assert {"recurrence.schedule", "recurrence.max_runs_per_month", "recurrence.source.dataset",
+            "recurrence.budget.max_spend_per_run", "recurrence.budget.max_spend_per_month"} <= blanks
+    # Decided: the schedule, the caps, the dataset and the baseline; what remains are the method template's blanks.
+    decided = re.sub(r"\n  # result: ", "\n  result: ", text)
+    decided = decided.replace('"TODO cron"', '"0 3 * * 1"').replace("max_runs_per_month: TODO", "max_runs_per_month: 5")
+    decided = decided.replace("max_spend_per_run: TODO", "max_spend_per_run: 200").replace("max_spend_per_month: TODO", "max_spend_per_month: 1000")
+    decided = decided.replace("    reviewed: false ", "    reviewed: true  ")
+    plan.write_text(decided, encoding="utf-8")
+    lint = planlint("--format", "json", "--no-cache", "plans/weekly.yaml", cwd=tmp_path)
+    assert {f["code"] for f in lint.json["findings"]} == {"PL008"}, lint.json["findings"]
+    assert not [f for f in lint.json["findings"] if f["yaml_path"].startswith("recurrence.") and f["yaml_path"] != "recurrence.source.dataset"]
+
+
+def test_init_recurring_with_the_platforms_configs(tmp_path, planlint):
+    result = planlint("init", "weekly", "--recurring", "--platform", "osmosis", cwd=tmp_path)
+    assert result.status == 0 and "(grpo, recurring) with its Osmosis run configs" in result.out
+    assert (tmp_path / "configs" / "training" / "weekly.toml").is_file()
+    text = (tmp_path / "plans" / "weekly.yaml").read_text(encoding="utf-8")
+    assert text.index("\nrecurrence:\n") < text.index("\nrun:\n")

@@ -9,8 +9,10 @@ rule's target and stopping limits are such blanks too, never values a
 template picked. The templates are package data:
 `planlint/data/init-{grpo,sft}.yaml` (and, with `--platform osmosis` or
 `--trainer trl|verl|axolotl`, the run's config templates beside them:
-`init-osmosis-*.toml`, `init-TRAINER*.yaml|.sh`); the
-written plan starts with the yaml-language-server modeline naming the
+`init-osmosis-*.toml`, `init-TRAINER*.yaml|.sh`), and `init-recurrence.yaml`,
+the `recurrence:` block `--recurring` adds (its schedule and caps are
+placeholders; a recurring plan needs no `budget.max_spend`); the written
+plan starts with the yaml-language-server modeline naming the
 published schema, so editors validate, complete and explain it.
 """
 
@@ -65,8 +67,22 @@ run:
 """
 
 
-def template(method: str, name: str, path: str, platform: str | None = None, trainer: str | None = None) -> str:
+# In a recurring template the caps are recurrence.budget's: the one-off cap's comments go.
+_ONE_OFF_CAP = re.compile(r"^  # PL501 until the cap is set:\n(?:  # (?:max_spend|estimated_cost):.*\n)*", re.M)
+
+
+def _recurring(text: str) -> str:
+    text = _ONE_OFF_CAP.sub("  # the caps are in recurrence.budget (a recurring plan has no budget.max_spend)\n", text)
+    text = text.replace("(budget.max_spend, budget.approved_by)", "(recurrence.budget, budget.approved_by)")
+    text = text.replace("the budget has a cap (PL501)", "the schedule and caps are filled in (PL008)")
+    text = text.replace("who approved max_spend;", "who approved the caps;")
+    return text.rstrip("\n") + "\n" + _data("init-recurrence.yaml")
+
+
+def template(method: str, name: str, path: str, platform: str | None = None, trainer: str | None = None, recurring: bool = False) -> str:
     text = _data(f"init-{method}.yaml")
+    if recurring:
+        text = _recurring(text)
     if platform == "osmosis":
         text = text.rstrip("\n") + "\n" + _RUN_SECTION
         # Which platform datasets hold the release's rows: what the run configs' `dataset` must be (PL903).
@@ -117,6 +133,10 @@ def main(argv: list[str]) -> int:
         "--trainer", choices=TRAINERS, default=None,
         help="also write the open trainer's config and launch script that match the plan (configs/TRAINER/NAME.yaml and configs/TRAINER/NAME.sh)",
     )
+    parser.add_argument(
+        "--recurring", action="store_true",
+        help="a plan that runs on a schedule (continual learning): add the recurrence block, its schedule, source, admission and caps to fill in",
+    )
     args = parser.parse_args(argv)
     if args.trainer is not None and args.platform is not None:
         return _error("give --platform or --trainer, not both: a plan names one run")
@@ -127,7 +147,7 @@ def main(argv: list[str]) -> int:
     directory = Path(args.dir)
     path = directory / f"{args.name}.yaml"
     shown = path.as_posix()
-    files = {path: template(args.method, args.name, shown, args.platform, args.trainer)}
+    files = {path: template(args.method, args.name, shown, args.platform, args.trainer, args.recurring)}
     if args.platform == "osmosis":  # run config paths are relative to the repository root: the current directory
         files.update((Path(rel), text) for rel, text in run_configs(args.name).items())
     if args.trainer is not None:
@@ -148,20 +168,22 @@ def main(argv: list[str]) -> int:
                 return _error(f"{target.as_posix()} already exists: edit it, or choose another NAME")
             return _error(f"cannot write {target.as_posix()}: {exc.strerror or type(exc).__name__}")
         written.append(target)
+    kind = f"{args.method}, recurring" if args.recurring else args.method
+    cap = "set the schedule and the caps in recurrence.budget" if args.recurring else "set budget.max_spend"
     if args.platform == "osmosis":
         configs = " and ".join(p.as_posix() for p in written[1:])
         print(
-            f"Wrote {shown} ({args.method}) with its Osmosis run configs {configs}. Replace the TODOs and <...> placeholders "
+            f"Wrote {shown} ({kind}) with its Osmosis run configs {configs}. Replace the TODOs and <...> placeholders "
             f"(the same model and dataset in the plan and the training config), add rollouts/<rollout>/main.py, pin commit_sha, "
-            f"measure the baseline and set budget.max_spend; then run: planlint {shown}"
+            f"measure the baseline and {cap}; then run: planlint {shown}"
         )
     elif args.trainer is not None:
         configs = " and ".join(p.as_posix() for p in written[1:])
         print(
-            f"Wrote {shown} ({args.method}) with its {args.trainer} config and launch script {configs}. Replace the TODOs and <...> "
+            f"Wrote {shown} ({kind}) with its {args.trainer} config and launch script {configs}. Replace the TODOs and <...> "
             f"placeholders (the same model, revision and data files in the plan and the config), add the reward code, "
-            f"measure the baseline and set budget.max_spend; then run: planlint {shown}"
+            f"measure the baseline and {cap}; then run: planlint {shown}"
         )
     else:
-        print(f"Wrote {shown} ({args.method}). Replace the TODOs, measure the baseline and set budget.max_spend; then run: planlint {shown}")
+        print(f"Wrote {shown} ({kind}). Replace the TODOs, measure the baseline and {cap}; then run: planlint {shown}")
     return 0
