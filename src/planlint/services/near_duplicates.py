@@ -61,6 +61,11 @@ CHUNK_END_SHARE = 0.25
 #: stay rare. A small sample asks for less (see `finish`).
 MIN_RARITY = 34
 
+#: An input whose chunks are too common for MIN_RARITY still gets MIN_ANCHORS anchors,
+#: its rarest chunks down to MIN_RARITY - RARITY_SLACK bits.
+MIN_ANCHORS = 3
+RARITY_SLACK = 10
+
 #: Rows of the larger split probed together (one translation, one cut, one probe)
 #: and of the smaller split anchored together.
 PROBE_ROWS = 64
@@ -262,8 +267,10 @@ class NearIndex:
         return self._cut_rows_text(texts).split(_CUT)
 
     def _anchor_all(self, rarity: dict[bytes, int], unseen: int, least: int, boilerplate_chunks: frozenset[bytes]) -> None:
-        """Give each input up to ANCHORS of its chunks: the rarest, none under `least` bits or
-        boilerplate; equal ones in the order they come (stable sorts), so the same everywhere."""
+        """Give each input up to ANCHORS of its chunks: the rarest, none boilerplate, none under
+        `least` bits but for its first MIN_ANCHORS (down to RARITY_SLACK bits less); equal ones
+        in the order they come (stable sorts), so the same everywhere."""
+        floor = max(1, least - RARITY_SLACK)
         anchor_chunks: list[bytes] = []
         anchor_positions: list[int] = []
         for start in range(0, len(self), ANCHOR_ROWS):
@@ -275,7 +282,7 @@ class NearIndex:
             running = list(accumulate(map(rarity.get, tokens, repeat(unseen))))
             at_cuts = list(map(running.__getitem__, compress(count(), map(_MARK_WORD.__eq__, tokens))))
             scores = list(map(sub, at_cuts, chain((0,), at_cuts)))
-            eligible = list(compress(count(), map(least.__le__, scores)))
+            eligible = list(compress(count(), map(floor.__le__, scores)))
             if boilerplate_chunks:
                 eligible = list(compress(eligible, map(not_, map(boilerplate_chunks.__contains__, map(pieces.__getitem__, eligible)))))
             breaks = compress(count(), map(_ROW_PIECE.__eq__, pieces))
@@ -284,8 +291,11 @@ class NearIndex:
                 last = bisect_left(eligible, row_end, first)
                 chosen = eligible[first:last]
                 first = last
-                if len(chosen) > ANCHORS:
+                if len(chosen) > 1:
                     chosen = sorted(chosen, key=scores.__getitem__, reverse=True)[:ANCHORS]
+                    # chunks under `least` only as an input's first two anchors (an input of common words)
+                    while len(chosen) > MIN_ANCHORS and scores[chosen[-1]] < least:
+                        chosen.pop()
                 anchor_chunks.extend(map(pieces.__getitem__, chosen))
                 anchor_positions.extend(repeat(position, len(chosen)))
         anchors = self._anchors = dict(zip(anchor_chunks, anchor_positions))
