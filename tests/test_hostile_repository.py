@@ -15,7 +15,6 @@ used (a note; the run lints uncached) and nothing is written outside.
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -175,7 +174,6 @@ def test_the_data_time_budget_bounds_the_work_on_an_injected_clock(tmp_path):
     reads, each after at most one chunk of the file, and then the checks stop with the
     note, however fast or busy the machine is."""
     from planlint.services.split_data import check_split_data
-    from planlint.services.split_data import _base
 
     repo = _project(tmp_path, "data/train.jsonl.gz")
     train = _gzip_bomb(repo)
@@ -192,7 +190,13 @@ def test_the_data_time_budget_bounds_the_work_on_an_injected_clock(tmp_path):
     assert issues == [] and [n.over_budget for n in notes] == [True], notes
     assert "the data checks stopped after 0.5s (limit data.time_budget)" in notes[0].message
     assert reads[0] <= 0.5 / 0.05 + 2, reads[0]  # the start, ten in-budget reads, the one past it
-    assert _base.DEADLINE is None and _base.CLOCK is time.monotonic  # nothing leaks into the next check
+    # nothing leaks into the next check: the budget was that check's own (an object, not a module's state)
+    seen = reads[0]
+    small = repo / "data" / "small.jsonl"
+    small.write_text('{"id": "x", "prompt": "p"}\n')
+    _, notes = check_split_data(small, repo / "data" / "eval.jsonl", group_key="id", time_key=None, cutoff=None,
+                                input_fields=None, cache_dir=None)
+    assert reads[0] == seen and not any(n.over_budget for n in notes), notes
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", ".inf", ".nan", "true", "soon"])

@@ -14,6 +14,7 @@ import pytest
 
 from planlint.services.split_data import DataIssue, DataNote, check_split_data
 from planlint.services.split_data import _base, _scan
+from planlint.services.split_data.budget import UNLIMITED
 import planlint.services.split_data as split_data
 
 FORMATS = ["jsonl", "jsonl.gz", "csv", "csv.gz", "parquet"]
@@ -576,7 +577,7 @@ def test_line_blocks_match_a_plain_split(tmp_path, monkeypatch, chunk):
         text = "\n".join(lines) + ending
         path.write_bytes(text.encode())
         got: list = []
-        for block in _base.line_blocks(open(path, "rb")):
+        for block in _base.line_blocks(open(path, "rb"), UNLIMITED):
             got.extend([None] if block is None else block.decode().split("\n"))
         reference = text.split("\n")
         if reference[-1] == "":

@@ -38,8 +38,6 @@ from planlint.services.split_data._base import (
     Fields,
     FileReport,
     MissingExtra,
-    OverBudget,
-    OverLimit,
     Sample,
     UnsupportedFormat,
     detect_format,
@@ -49,6 +47,8 @@ from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import machine_key, read_sealed, seal
 from planlint.services.split_data._sources import DEFAULT_MAX_BYTES, OverBytes, Source, SourceProblem, limit_text, local_glob, local_source
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
+from planlint.services.split_data.budget import Budget
+from planlint.services.split_data.errors import OverBudget, OverLimit
 
 #: Seconds the data checks of one plan may take (`data.time_budget`): about
 #: 20 million rows here; a gzip bomb or a file of empty lines stops there.
@@ -151,19 +151,15 @@ def check_split_data(
     except OSError:
         pass
 
-    _base.CLOCK = clock
-    _base.DEADLINE = None if time_budget is None else clock() + time_budget
+    budget = Budget(time_budget, clock)
     try:
         return _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir,
-                                    time_budget, max_bytes, project_root, clock)
+                                    max_bytes, project_root, budget)
     except OverBudget as over:
         # Where it stopped, not why: a stalled server and a large split look alike here.
         split = getattr(over, "split", None)
         message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget)" + (f" while reading the {split} split" if split else "")
         return [], [DataNote(split, message + "; data-aware checks skipped", over_budget=True)]
-    finally:
-        _base.DEADLINE = None
-        _base.CLOCK = time.monotonic
 
 
 def _as_input(value):
@@ -174,7 +170,7 @@ def _as_input(value):
     return Path(value)
 
 
-def _open_sources(train_path, eval_path, max_bytes, time_budget, clock):
+def _open_sources(train_path, eval_path, max_bytes, budget: Budget):
     """Each split as a Path (one local file) or a Source (objects read one after another), and the
     problems of the splits that could not be listed (each split's, so that a user fixing one learns
     of the other in the same run: an extra missing for each of two schemes, say)."""
@@ -183,9 +179,8 @@ def _open_sources(train_path, eval_path, max_bytes, time_budget, clock):
         if isinstance(given, GlobMatches):
             opened[split] = local_source(given.pattern, given.matches)
         elif isinstance(given, str):
-            remaining = None if _base.DEADLINE is None else max(0.0, _base.DEADLINE - clock())
             try:
-                opened[split] = _sources.remote_source(given, split, max_bytes=max_bytes, timeout=remaining)
+                opened[split] = _sources.remote_source(given, split, max_bytes=max_bytes, budget=budget)
             except SourceProblem as problem:
                 problem.split = split
                 problems.append(problem)
@@ -197,19 +192,19 @@ def _open_sources(train_path, eval_path, max_bytes, time_budget, clock):
     return opened, problems
 
 
-def _check_within_budget(train_path, eval_path, *args):
+def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget: Budget):
     # Worker processes for the larger split's remote objects are forked now, while this process
     # runs no other thread (listing the objects starts the clients' IO thread): see _workers.
-    pool = _workers.Pool.start((train_path, eval_path))
+    pool = _workers.Pool.start((train_path, eval_path), budget)
     try:
-        return _check_sources(train_path, eval_path, *args, pool=pool)
+        return _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget, pool=pool)
     finally:
         if pool is not None:
             pool.kill()  # idle ones would leave at the closed pipe; one still reading is stopped
 
 
-def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, time_budget, max_bytes, project_root, clock, pool=None):
-    opened, problems = _open_sources(train_path, eval_path, max_bytes, time_budget, clock)
+def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget, pool=None):
+    opened, problems = _open_sources(train_path, eval_path, max_bytes, budget)
     if problems:
         return [], [DataNote(problem.split, problem.reason + "; data-aware checks skipped", over_budget=True) for problem in problems]
     train_path, eval_path = opened["train"], opened["eval"]
@@ -262,7 +257,7 @@ def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cach
                 return cached
 
     try:
-        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces, pool)
+        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, budget, pieces, pool)
     except _Limited as limited:
         message = f"{limited.path}: {limited.reason}: the data checks stopped there"
         return [], [DataNote(limited.split, message + "; data-aware checks skipped", over_budget=True)]
@@ -375,7 +370,8 @@ class _PieceCaches:
             made.write()
 
 
-def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pieces: "_PieceCaches | None" = None, pool: "_workers.Pool | None" = None):
+def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, budget: Budget, pieces: "_PieceCaches | None" = None,
+           pool: "_workers.Pool | None" = None):
     train = _Side("train", train_path, *formats["train"])
     held_out = _Side("eval", eval_path, *formats["eval"])
     try:
@@ -396,14 +392,14 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, pie
         big_parts = pieces.make_parts(big) if pieces is not None and isinstance(big.path, Source) else None
         keyed = small_parts or big_parts
         side = small
-        small_spec = _scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut)
+        small_spec = _scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut, budget)
         if small_parts is not None:
             index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, keyed=big_parts is not None)
         else:
             index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
             index.digest_key = keyed.digest_key if keyed is not None else None  # what a worker process rebuilds the digest from (_workers)
         side = big
-        big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut)
+        big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut, budget)
         if big_parts is not None or (pool is not None and pool.usable(big.path)):
             # several objects: one index part each, cached parts not read again, remote ones by worker processes
             result = _pieces.read_big_objects(big_spec, index, big.path, big_parts, pool)

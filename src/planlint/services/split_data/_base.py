@@ -15,19 +15,25 @@ Row numbers inside a piece count from 1; the caller adds the rows before it.
 Only a bounded amount is held at once: one chunk of `CHUNK_BYTES`, one CSV
 batch, or one Parquet record batch.
 
-Here: the limits, the time budget (DEADLINE on CLOCK), format detection, what
-a reader reports (Sample, FileReport), which fields it extracts (Fields), and
-reading a file or a byte range of it as blocks of whole lines.
+Here: the limits, format detection, what a reader reports (Sample,
+FileReport), which fields it extracts (Fields), and reading a file or a byte
+range of it as blocks of whole lines. Every reader is handed the check's
+`budget.Budget` and calls its `check()` as it goes.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
-import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple
+
+from planlint.services.split_data.errors import OverLimit
+
+if TYPE_CHECKING:
+    from planlint.services.split_data.budget import Budget
+
 
 
 #: How much of a JSON Lines file is read, decoded and parsed at a time.
@@ -50,34 +56,6 @@ MAX_LINE_BYTES = MAX_RECORD_BYTES
 SAMPLE = 5
 
 
-#: When the data checks under way must stop (a CLOCK() value), or None.
-#: Set by check_split_data for each plan; forked workers inherit it. Every
-#: loop that reads a split file calls check_deadline() at least once per
-#: CHUNK_BYTES read, 4,096 lines or batch produced.
-DEADLINE: Optional[float] = None
-
-
-#: The clock DEADLINE is read against: time.monotonic, or the one a caller
-#: of check_split_data injects (tests prove the budget without real time).
-CLOCK: Callable[[], float] = time.monotonic
-
-
-class OverLimit(Exception):
-    """A limit stopped the data checks: the result would be incomplete, so there is none.
-
-    `reason` says which limit, in words; `row` is the record at which it was
-    reached (None for the time budget).
-    """
-
-    def __init__(self, reason: str = "", row: Optional[int] = None) -> None:
-        super().__init__(reason)
-        self.reason, self.row = reason, row
-
-
-class OverBudget(OverLimit):
-    """The data checks ran past data.time_budget (a 1 MiB gzip file can hold 1 GiB of lines)."""
-
-
 @contextmanager
 def rows_from(offset: int):
     """A limit met while one object of a split is read (a record too large) names its row of the
@@ -92,11 +70,6 @@ def rows_from(offset: int):
 
 class RecordTooLong(OverLimit):
     """One record (a CSV record, a Parquet row) is larger than MAX_RECORD_BYTES."""
-
-
-def check_deadline() -> None:
-    if DEADLINE is not None and CLOCK() > DEADLINE:
-        raise OverBudget()
 
 
 def record_limit_text(size: Optional[int] = None) -> str:
@@ -327,7 +300,7 @@ def range_reader(path: Path, start: int, end: int) -> Tuple[Any, Callable[[int],
     return handle, read
 
 
-def line_blocks(handle, read: Callable[[int], bytes] | None = None, strip_bom: bool = True) -> Iterator[Optional[bytes]]:
+def line_blocks(handle, budget: "Budget", read: Callable[[int], bytes] | None = None, strip_bom: bool = True) -> Iterator[Optional[bytes]]:
     """The input as blocks of whole lines (without the final newline), about
     CHUNK_BYTES each; None stands for one line longer than MAX_LINE_BYTES
     (always, however the input is chunked), which is skipped and, when it is
@@ -340,7 +313,7 @@ def line_blocks(handle, read: Callable[[int], bytes] | None = None, strip_bom: b
         skipping = False
         first = strip_bom
         while True:
-            check_deadline()
+            budget.check()
             block = read(CHUNK_BYTES)
             if first:
                 first = False

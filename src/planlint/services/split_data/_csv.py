@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import TYPE_CHECKING, Any, Iterator, List
 
 from planlint.services.split_data import _base  # its limits are read when used: tests set them
 from planlint.services.split_data._base import (
@@ -15,12 +15,14 @@ from planlint.services.split_data._base import (
     FileReport,
     RecordTooLong,
     Unsplittable,
-    check_deadline,
     open_split,
     range_reader,
     record_limit_text,
 )
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
+
+if TYPE_CHECKING:
+    from planlint.services.split_data.budget import Budget
 
 
 #: Largest CSV field (the csv module's limit is raised to this while reading).
@@ -95,7 +97,7 @@ def _even_newline(data: bytes, quotes_before: int, forward: bool = False, start:
         cut = newline
 
 
-def _csv_pieces(handle, head: bytes, data_start: int, unit_bytes: int, keep: bool) -> Iterator[tuple]:
+def _csv_pieces(handle, head: bytes, data_start: int, unit_bytes: int, budget: "Budget", keep: bool) -> Iterator[tuple]:
     """Pieces of about `unit_bytes` of CSV records after the header: byte
     ranges, or the bytes themselves when `keep` (gzip). Reads 1 MiB at a time;
     holds at most one piece (when `keep`)."""
@@ -110,7 +112,7 @@ def _csv_pieces(handle, head: bytes, data_start: int, unit_bytes: int, keep: boo
         block = head[data_start:]
         while True:
             if not block:
-                check_deadline()
+                budget.check()
                 block = handle.read(1 << 20)
                 if not block:
                     if pending_len:
@@ -148,7 +150,7 @@ class _Consumed:
         self.start = 0
 
 
-def _capped_lines(handle, consumed: _Consumed) -> Iterator[str]:
+def _capped_lines(handle, consumed: _Consumed, budget: "Budget") -> Iterator[str]:
     """The text's lines for csv.reader, none read past MAX_RECORD_BYTES characters of one record.
 
     csv.reader would otherwise take a line of any length whole (and its field
@@ -169,17 +171,18 @@ def _capped_lines(handle, consumed: _Consumed) -> Iterator[str]:
         if total - consumed.start > cap:
             raise RecordTooLong()
         if total > next_check:
-            check_deadline()
+            budget.check()
             next_check = total + _base.CHUNK_BYTES
         yield line
 
 
-def _csv_unit_batches(path: Path, gz: bool, fields: Fields, report: FileReport, unit: tuple, layout: CsvLayout | None) -> Iterator[Batch]:
+def _csv_unit_batches(path: Path, gz: bool, fields: Fields, report: FileReport, unit: tuple, layout: CsvLayout | None,
+                      budget: "Budget") -> Iterator[Batch]:
     consumed = _Consumed()
     if unit[0] == "file":
         handle = io.TextIOWrapper(open_split(path, gz), encoding="utf-8-sig", errors="replace", newline="")
         with handle:
-            reader = csv.reader(_capped_lines(handle, consumed), strict=True)
+            reader = csv.reader(_capped_lines(handle, consumed, budget), strict=True)
             try:
                 header = next(reader)
             except StopIteration:
@@ -206,7 +209,7 @@ def _csv_unit_batches(path: Path, gz: bool, fields: Fields, report: FileReport, 
     text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
     del data
     with text:
-        yield from _csv_records(csv.reader(_capped_lines(text, consumed), strict=True), layout, fields, report, consumed)
+        yield from _csv_records(csv.reader(_capped_lines(text, consumed, budget), strict=True), layout, fields, report, consumed)
 
 
 def _csv_records(reader, layout: CsvLayout, fields: Fields, report: FileReport, consumed: _Consumed) -> Iterator[Batch]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from planlint.services.split_data import _base  # its limits are read when used: tests set them
 from planlint.services.split_data._base import FILE, SKIP, Batch, Fields, FileReport, Unsplittable, line_blocks, open_split
@@ -14,27 +14,31 @@ from planlint.services.split_data._csv import CsvLayout, _csv_pieces, _csv_unit_
 from planlint.services.split_data._jsonl import _jsonl_batches, _jsonl_blocks, _jsonl_ranges
 from planlint.services.split_data._parquet import _parquet_batches
 
+if TYPE_CHECKING:
+    from planlint.services.split_data.budget import Budget
 
-def iter_batches(path: Path, fmt: str, gz: bool, fields: Fields, report: FileReport, unit: tuple = FILE, layout: CsvLayout | None = None) -> Iterator[Batch]:
-    """Batches of one unit of a file; `report` counts what was read.
+
+def iter_batches(path: Path, fmt: str, gz: bool, fields: Fields, report: FileReport, budget: "Budget", unit: tuple = FILE,
+                 layout: CsvLayout | None = None) -> Iterator[Batch]:
+    """Batches of one unit of a file; `report` counts what was read, `budget` bounds the time.
 
     `path` may also be a split of several objects (a `_sources.Source`): its
     own `batches` reads them one after the other."""
     chain = getattr(path, "batches", None)
     if chain is not None:
-        return chain(fields, report)
+        return chain(fields, report, budget)
     if unit == SKIP:
         report.lines += 1
         report.oversized.add(report.lines)
         return iter(())
     if fmt == "jsonl":
-        return _jsonl_batches(_jsonl_blocks(path, gz, unit), fields, report)
+        return _jsonl_batches(_jsonl_blocks(path, gz, unit, budget), fields, report, budget)
     if fmt == "csv":
-        return _csv_unit_batches(path, gz, fields, report, unit, layout)
-    return _parquet_batches(path, fields, report)
+        return _csv_unit_batches(path, gz, fields, report, unit, layout, budget)
+    return _parquet_batches(path, fields, report, budget)
 
 
-def plan_units(path: Path, fmt: str, gz: bool, fields: Fields, unit_bytes: int) -> tuple[CsvLayout | None, Iterator[tuple]]:
+def plan_units(path: Path, fmt: str, gz: bool, fields: Fields, unit_bytes: int, budget: "Budget") -> tuple[CsvLayout | None, Iterator[tuple]]:
     """Cut a JSON Lines or CSV file into pieces that start on a row boundary.
 
     Plain files become byte ranges (workers read them themselves); gzip files
@@ -46,8 +50,8 @@ def plan_units(path: Path, fmt: str, gz: bool, fields: Fields, unit_bytes: int) 
     """
     if fmt == "jsonl":
         if gz:
-            return None, ((SKIP if block is None else ("bytes", block)) for block in line_blocks(open_split(path, True)))
-        return None, _jsonl_ranges(path, unit_bytes)
+            return None, ((SKIP if block is None else ("bytes", block)) for block in line_blocks(open_split(path, True), budget))
+        return None, _jsonl_ranges(path, unit_bytes, budget)
     handle = open_split(path, gz)
     try:
         head = handle.read(_base.CHUNK_BYTES)
@@ -62,4 +66,4 @@ def plan_units(path: Path, fmt: str, gz: bool, fields: Fields, unit_bytes: int) 
         handle.close()
         raise Unsplittable("CSV header not readable") from None
     layout = CsvLayout(records[0], fields)
-    return layout, _csv_pieces(handle, head, end + 1, unit_bytes, keep=gz)
+    return layout, _csv_pieces(handle, head, end + 1, unit_bytes, budget, keep=gz)

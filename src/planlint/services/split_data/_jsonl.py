@@ -6,25 +6,27 @@ from __future__ import annotations
 import json
 import json.scanner
 from pathlib import Path
-from typing import Any, Iterable, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional
 
 from planlint.services.split_data._base import (
     Batch,
     Fields,
     FileReport,
-    check_deadline,
     line_blocks,
     open_split,
     range_reader,
 )
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
 
+if TYPE_CHECKING:
+    from planlint.services.split_data.budget import Budget
+
 
 #: Within a chunk, a batch is yielded after about this many rows.
 BATCH_ROWS = 65536
 
 
-def _jsonl_ranges(path: Path, unit_bytes: int) -> Iterator[tuple]:
+def _jsonl_ranges(path: Path, unit_bytes: int, budget: "Budget") -> Iterator[tuple]:
     size = path.stat().st_size
     with open(path, "rb") as handle:
         start = 0
@@ -35,7 +37,7 @@ def _jsonl_ranges(path: Path, unit_bytes: int) -> Iterator[tuple]:
                 return
             handle.seek(end)
             while True:
-                check_deadline()
+                budget.check()
                 piece = handle.read(1 << 16)
                 if not piece:
                     end = size
@@ -69,21 +71,21 @@ def _default_input(obj: dict) -> Any:
     return None
 
 
-def _jsonl_blocks(path: Path, gz: bool, unit: tuple) -> Iterator[Optional[bytes]]:
+def _jsonl_blocks(path: Path, gz: bool, unit: tuple, budget: "Budget") -> Iterator[Optional[bytes]]:
     kind = unit[0]
     if kind == "file":
-        yield from line_blocks(open_split(path, gz))
+        yield from line_blocks(open_split(path, gz), budget)
     elif kind == "range":
         handle, read = range_reader(path, unit[1], unit[2])
         with handle:
-            yield from line_blocks(None, read=read, strip_bom=unit[1] == 0)
+            yield from line_blocks(None, budget, read=read, strip_bom=unit[1] == 0)
     elif kind == "bytes":  # a block of line_blocks(): whole lines, no final newline
         yield unit[1]
     else:
         raise ValueError(kind)
 
 
-def _jsonl_batches(blocks: Iterable[Optional[bytes]], fields: Fields, report: FileReport) -> Iterator[Batch]:
+def _jsonl_batches(blocks: Iterable[Optional[bytes]], fields: Fields, report: FileReport, budget: "Budget") -> Iterator[Batch]:
     scan = _make_scanner()
     invalid = report.invalid
     not_object = report.not_object
@@ -128,7 +130,7 @@ def _jsonl_batches(blocks: Iterable[Optional[bytes]], fields: Fields, report: Fi
             for line in lines:
                 lineno += 1
                 if not lineno & 4095:  # a 4 MiB chunk can hold 4 million lines: bound the batch and the time
-                    check_deadline()
+                    budget.check()
                     if len(rows) >= BATCH_ROWS:
                         report.rows += len(rows)
                         yield rows, groups, times, ins

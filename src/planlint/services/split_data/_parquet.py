@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional
 
 from planlint.services.split_data import _base  # its limits are read when used: tests set them
-from planlint.services.split_data._base import Batch, Fields, FileReport, MissingExtra, RecordTooLong, check_deadline, record_limit_text
+from planlint.services.split_data._base import Batch, Fields, FileReport, MissingExtra, RecordTooLong, record_limit_text
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
+
+if TYPE_CHECKING:
+    from planlint.services.split_data.budget import Budget
 
 
 #: Rows per Parquet record batch: pyarrow's decoding buffers grow with it
@@ -15,7 +18,7 @@ from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
 PARQUET_BATCH_ROWS = 8192
 
 
-def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator[Batch]:
+def _parquet_batches(path: Path, fields: Fields, report: FileReport, budget: "Budget") -> Iterator[Batch]:
     try:
         import pyarrow.parquet as pq  # optional extra: planlint[parquet]
     except ImportError as error:
@@ -65,7 +68,7 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator
             # the file's author wrote: 2^60 rows in a 400-byte file is possible.
             total = parquet.metadata.num_rows
             while rowno < total:
-                check_deadline()
+                budget.check()
                 count = min(PARQUET_BATCH_ROWS, total - rowno)
                 rows = list(range(rowno + 1, rowno + count + 1))
                 none = [None] * count
@@ -75,7 +78,7 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport) -> Iterator
                 yield rows, (none if want_group else []), (none if want_time else []), none
             return
         for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted, use_threads=False):
-            check_deadline()
+            budget.check()
             _check_parquet_record_size(batch, rowno)
             count = batch.num_rows
             columns = {name: batch.column(batch.schema.get_field_index(name)).to_pylist() for name in wanted}

@@ -57,7 +57,6 @@ from planlint.core.cache_seal import read_sealed_bytes, seal_chunks
 from planlint.services.split_data import _scan
 from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample, rows_from
-from planlint.services.split_data import _base
 from planlint.services.split_data._formats import iter_batches
 from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source, _file_sha256
 
@@ -248,8 +247,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
     source.starts = []
     absent: dict[str, int] = {}
     used_parts = 0
-    specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
-             for position, item in enumerate(source.objects)}
+    specs = {position: spec.of(item) for position, item in enumerate(source.objects)}
     with _read_ahead({position: item for position, item in specs.items() if position not in cached}):
         for position, item in enumerate(source.objects):
             offset = report.lines
@@ -333,8 +331,7 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
     if cache is not None:
         cache.keys = keys
     cached = cache.cached(keys) if cache is not None else set()
-    specs = {position: _scan.SideSpec(spec.split, item, spec.fmt, spec.gz, spec.fields, spec.cut)
-             for position, item in enumerate(source.objects)}
+    specs = {position: spec.of(item) for position, item in enumerate(source.objects)}
     workers = pool.reader(spec, index, source, {position: keys[position] is not None for position in specs if position not in cached},
                           partial(_read_one, specs, index, keys), partial(_keep, cache, keys),
                           cache.version if cache is not None else None) if pool is not None else None
@@ -412,7 +409,7 @@ def fill_texts(result: "_scan.BigResult", index: "_scan.SmallIndex", small_spec:
 
     wanted: dict[int, dict[int, int]] = {}  # object position (0: a plain file) -> its row -> the digest whose text it holds
     for code in missing:
-        _base.check_deadline()
+        small_spec.budget.check()
         small_row = index.hashes[code]
         small_at = _position(small, small_row) if isinstance(small, Source) else 0
         text = texts_of(1, big_cache, _position(big, result.dups[code][0])).get(code)
@@ -445,7 +442,7 @@ def _read_rows(spec: "_scan.SideSpec", position: int, rows: dict[int, int]) -> d
             path.counter = ByteCounter(None, spec.split)
     found: dict[int, str] = {}
     try:
-        for batch_rows, _, _, values in iter_batches(path, spec.fmt, spec.gz, spec.fields, FileReport()):
+        for batch_rows, _, _, values in iter_batches(path, spec.fmt, spec.gz, spec.fields, FileReport(), spec.budget):
             for row, value in zip(batch_rows, values):
                 code = rows.get(row)
                 if code is not None:

@@ -52,7 +52,7 @@ class Prefetch:
     def _read(self) -> None:
         try:
             for number, spec in enumerate(self.specs):
-                for batch in iter_batches(spec.path, spec.fmt, spec.gz, spec.fields, self.reports[number]):
+                for batch in iter_batches(spec.path, spec.fmt, spec.gz, spec.fields, self.reports[number], spec.budget):
                     if not self._put((number, batch)):
                         return
                 if not self._put((number, _END)):

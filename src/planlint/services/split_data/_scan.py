@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from planlint.services.split_data._base import FILE, Fields, FileReport, Unsplittable
+from planlint.services.split_data.budget import Budget
 from planlint.services.split_data._csv import CsvLayout
 from planlint.services.split_data._formats import iter_batches, plan_units
 from planlint.services.split_data._values import (
@@ -105,23 +106,28 @@ def show_input(value: Any) -> str:
 
 
 class SideSpec:
-    """One split file and how to check it (inherited by forked workers)."""
+    """One split file and how to check it, within `budget` (inherited by forked workers)."""
 
-    def __init__(self, split: str, path: Path, fmt: str, gz: bool, fields: Fields, cut: Cutoff | None) -> None:
+    def __init__(self, split: str, path: Path, fmt: str, gz: bool, fields: Fields, cut: Cutoff | None, budget: Budget) -> None:
         self.split, self.path, self.fmt, self.gz = split, path, fmt, gz
         self.fields = fields
         self.cut = cut
+        self.budget = budget
         self.layout: CsvLayout | None = None
         # (report, batches) of an object read ahead by a _prefetch.Prefetch: the
         # batches come from there, and its reader fills that report
         self.prefetched: tuple[FileReport, Iterable] | None = None
+
+    def of(self, path: Any) -> "SideSpec":
+        """This spec for one object (`path`) of its split."""
+        return SideSpec(self.split, path, self.fmt, self.gz, self.fields, self.cut, self.budget)
 
 
 def _batches(spec: SideSpec, report: FileReport, unit: tuple):
     """The batches of one unit of `spec`'s file: read here, or handed over by a Prefetch."""
     if spec.prefetched is not None:
         return spec.prefetched[1]
-    return iter_batches(spec.path, spec.fmt, spec.gz, spec.fields, report, unit, spec.layout)
+    return iter_batches(spec.path, spec.fmt, spec.gz, spec.fields, report, spec.budget, unit, spec.layout)
 
 
 #: A group's first row and row count, packed in one int: first + rows * ROWS_UNIT.
@@ -673,7 +679,7 @@ def _read_parallel(spec: SideSpec, task: Callable[[tuple], Any], total: Any, wor
     import multiprocessing
     from multiprocessing.connection import wait
 
-    layout, units = plan_units(spec.path, spec.fmt, spec.gz, spec.fields, unit_bytes)
+    layout, units = plan_units(spec.path, spec.fmt, spec.gz, spec.fields, unit_bytes, spec.budget)
     spec.layout = layout
     context = multiprocessing.get_context("fork")
     processes, connections = [], []

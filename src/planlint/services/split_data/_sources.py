@@ -41,8 +41,9 @@ from planlint.core.urls import mask_uris, scheme, show_uri
 from planlint.services.split_data._addresses import PLAIN_HTTP_VARIABLE, AddressRefused
 from planlint.services.split_data._addresses import non_public_host as _non_public_host
 from planlint.services.split_data._addresses import plain_http_allowed as _plain_http_allowed
-from planlint.services.split_data._base import (FileReport, OverBudget, OverLimit, UnsupportedFormat, check_deadline, content_sha256, rows_from,
-                                                detect_format)
+from planlint.services.split_data._base import FileReport, UnsupportedFormat, content_sha256, detect_format, rows_from
+from planlint.services.split_data.errors import OverBudget, OverLimit
+from planlint.services.split_data.budget import Budget
 from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
 
 #: `data.max_bytes`: what one split may read from storage, by default (2 GiB).
@@ -196,9 +197,10 @@ class RemoteObject:
     """One object of a remote split; the readers open it with `open_binary()`."""
 
     def __init__(self, fs: Any, fs_path: str, name: str, uri: str, size: Optional[int], identity: Optional[str],
-                 counter: "ByteCounter", open_options: dict, deadline: Optional[float] = None,
+                 counter: "ByteCounter", open_options: dict, budget: Budget, deadline: Optional[float] = None,
                  origin: Optional[tuple[str, str]] = None) -> None:
         self.fs, self.fs_path = fs, fs_path
+        self.budget = budget  # the check's, checked at each read
         # (scheme, the split path as given): what a worker process builds its own client from (_workers)
         self.origin = origin
         self.deadline = deadline  # time.monotonic() past which a call to a client without timeouts is given up
@@ -219,7 +221,7 @@ class RemoteObject:
         except OverLimit:
             raise
         except Exception as error:  # FileNotFoundError, PermissionError, client errors
-            check_deadline()
+            self.budget.check()
             _check_past(self.deadline)
             raise _problem(self.uri, "could not be opened", error) from None
         try:
@@ -227,7 +229,7 @@ class RemoteObject:
         except BaseException:
             handle.close()
             raise
-        return _Counted(handle, self.counter, self.uri, self.deadline, self)
+        return _Counted(handle, self.counter, self.uri, self.budget, self.deadline, self)
 
     def _opened(self, handle) -> None:
         """Called with each file opened, before it is read (a worker's objects check their identity here)."""
@@ -315,9 +317,11 @@ def _check_past(deadline: Optional[float]) -> None:
 class _Counted(io.RawIOBase):
     """A remote file that counts what is read (data.max_bytes) and checks the time budget at each read."""
 
-    def __init__(self, handle, counter: ByteCounter, uri: str, deadline: Optional[float] = None, tally: Optional[RemoteObject] = None) -> None:
+    def __init__(self, handle, counter: ByteCounter, uri: str, budget: Budget, deadline: Optional[float] = None,
+                 tally: Optional[RemoteObject] = None) -> None:
         super().__init__()
         self._handle, self._counter, self._uri, self._deadline, self._tally = handle, counter, uri, deadline, tally
+        self._budget = budget
         self.size = getattr(handle, "size", None)
 
     def readable(self) -> bool:
@@ -333,13 +337,13 @@ class _Counted(io.RawIOBase):
         return self._handle.tell()
 
     def read(self, size: int = -1) -> bytes:
-        check_deadline()
+        self._budget.check()
         try:
             data = bounded(lambda: self._handle.read(size), self._deadline)
         except (OverLimit, SourceProblem):
             raise
         except Exception as error:  # a timeout past the budget is the budget
-            check_deadline()
+            self._budget.check()
             _check_past(self._deadline)
             raise _problem(self._uri, "could not be read", error) from None
         if self._tally is not None:
@@ -412,7 +416,7 @@ class Source:
         index = max(0, bisect_right(self.starts, row - 1) - 1)
         return self.names[index], row - self.starts[index]
 
-    def batches(self, fields, report: FileReport) -> Iterator:
+    def batches(self, fields, report: FileReport, budget: Budget) -> Iterator:
         """The batches of every object in order, row numbers continuing from one object to the next."""
         self.starts = []
         absent: dict[str, int] = {}
@@ -421,7 +425,7 @@ class Source:
             offset = report.lines
             self.starts.append(offset)
             with rows_from(offset):
-                for rows, groups, times, inputs in iter_batches(item, self.fmt, self.gz, fields, part):
+                for rows, groups, times, inputs in iter_batches(item, self.fmt, self.gz, fields, part, budget):
                     if offset:
                         rows = [row + offset for row in rows]
                     yield rows, groups, times, inputs
@@ -468,7 +472,6 @@ def local_glob(base: Path, pattern: str) -> list[tuple[str, Path]]:
     stack: list[tuple[Path, str, int]] = [(base, "", 0)]
     seen: set[tuple[str, int]] = set()
     while stack:
-        check_deadline()
         directory, shown, index = stack.pop()
         if (shown, index) in seen:
             continue
@@ -561,8 +564,8 @@ def missing_extra(uri_scheme: str) -> Optional[tuple[str, str]]:
     return None
 
 
-def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: Optional[float]) -> Source:
-    """List the objects `value` names (one, or a glob's sorted matches) without reading them."""
+def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: Budget) -> Source:
+    """List the objects `value` names (one, or a glob's sorted matches) without reading them, within `budget`."""
     shown = show_uri(value)
     kind = scheme(value)
     if kind not in EXTRAS:
@@ -582,13 +585,14 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
     # Every call into a client (building it, listing, opening, each read) is bounded by the
     # budget's deadline: the clients' own timeouts are per request and their retries multiply
     # them (see _filesystem), and huggingface_hub takes no timeout from planlint at all.
+    timeout = budget.remaining()
     deadline = time.monotonic() + timeout if timeout is not None else None
     try:
         fs, fs_path, version = bounded(lambda: _filesystem(kind, value, timeout), deadline)
     except OverLimit:
         raise
     except Exception as error:  # a credential chain that fails, a bad endpoint variable
-        check_deadline()
+        budget.check()
         _check_past(deadline)
         raise _problem(shown, "could not be listed", error) from None
     glob = has_magic(fs_path) and kind not in ("http", "https")
@@ -597,7 +601,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
             if version is not None:
                 raise SourceProblem(f"{shown}: a glob cannot name a version")
             listing = bounded(lambda: fs.glob(fs_path, detail=True, **_cancel_at(fs, deadline)), deadline)
-            check_deadline()
+            budget.check()
             entries = sorted((path, info) for path, info in listing.items() if info.get("type", "file") == "file")
             if not entries:
                 raise SourceProblem(f"{shown}: matches no object")
@@ -606,7 +610,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
         else:
             info = bounded(lambda: fs.info(fs_path, **({"version_id": version} if version is not None and kind == "s3" else {}),
                                            **_cancel_at(fs, deadline)), deadline)
-            check_deadline()
+            budget.check()
             if info.get("type", "file") != "file":
                 raise SourceProblem(f"{shown}: is not an object (a prefix or directory; use a glob such as {shown.rstrip('/')}/*.parquet)")
             entries = [(fs_path, info)]
@@ -615,7 +619,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
     except OverLimit:
         raise
     except Exception as error:
-        check_deadline()  # a timeout past the budget is the budget
+        budget.check()  # a timeout past the budget is the budget
         _check_past(deadline)
         if isinstance(error, FileNotFoundError) and _refusal(error) is None:
             raise SourceProblem(f"{shown}: {_not_found(error)}") from None
@@ -636,8 +640,8 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], timeout: 
             options["version_id"] = object_version
         if kind in ("http", "https") and _size(info) is not None and info.get("partial", True):
             options["size"] = _size(info)  # known from the listing: fsspec would ask the server again at open
-        objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options, deadline,
-                                    origin=(kind, value)))
+        objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options, budget,
+                                    deadline, origin=(kind, value)))
         names.append(safe_name(name))
     return Source(shown, objects, names, sharded=glob)
 

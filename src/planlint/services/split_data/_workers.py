@@ -65,8 +65,10 @@ import time
 from collections import deque
 from typing import Any, Optional
 
-from planlint.services.split_data import _base, _pieces, _scan, _sources
-from planlint.services.split_data._base import FILE, OverLimit
+from planlint.services.split_data import _pieces, _scan, _sources
+from planlint.services.split_data._base import FILE
+from planlint.services.split_data.errors import OverBudget, OverLimit
+from planlint.services.split_data.budget import Budget
 from planlint.services.split_data._pieces import _read_ahead
 from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source
 
@@ -128,9 +130,9 @@ class Pool:
         self.reader_in_use: Optional[Reader] = None
 
     @classmethod
-    def start(cls, given) -> Optional["Pool"]:
+    def start(cls, given, budget: Budget) -> Optional["Pool"]:
         """Fork the workers when one of the split paths `given` is remote and forking is safe, else None."""
-        if not any(_remote(value) for value in given) or _base.CLOCK is not time.monotonic:
+        if not any(_remote(value) for value in given) or not budget.on_real_clock:
             return None
         count = _scan.worker_count() - 1  # this process reads objects too
         if count < 1:
@@ -208,7 +210,7 @@ class Pool:
             reason = "fewer than two remote objects to read"
         elif len(index.hashes) > MAX_INDEX_ENTRIES or len(index.packed_groups) > MAX_INDEX_ENTRIES:
             reason = "the smaller split's index is large"
-        elif _base.CLOCK is not time.monotonic:
+        elif not spec.budget.on_real_clock:
             reason = "the time budget is on another clock"
         else:
             try:
@@ -231,7 +233,7 @@ class Pool:
             _scan.last_stats["object_workers"] = f"not used: the index cannot be sent ({type(error).__name__})"
             self.close()
             return None
-        return Reader(self, source, positions, payload, read_here, keep)
+        return Reader(self, source, positions, payload, read_here, keep, spec.budget)
 
     def close(self) -> None:
         """End the workers: those waiting for a task leave at the closed pipe, the others are terminated."""
@@ -269,8 +271,9 @@ class Reader:
     planlint process may be reading an object of its own then): no worker waits, and no object
     is promised to a worker before one is free to read it."""
 
-    def __init__(self, pool: Pool, source: Source, positions: dict, payload: bytes, read_here, keep) -> None:
+    def __init__(self, pool: Pool, source: Source, positions: dict, payload: bytes, read_here, keep, budget: Budget) -> None:
         self.pool, self.source, self.payload, self.read_here, self.keep = pool, source, payload, read_here, keep
+        self.budget = budget
         self.own = positions  # position -> whether its own index part is wanted
         self.todo = deque(positions)  # not handed to anyone yet
         self.counter: ByteCounter = source.objects[self.todo[0]].counter
@@ -309,7 +312,7 @@ class Reader:
         task = ("task", position, {
             "origin": item.origin, "fs_path": item.fs_path, "name": item.name, "uri": item.uri, "size": item.size,
             "identity": item.identity, "options": item.open_options, "deadline": item.deadline,
-            "budget": _base.DEADLINE, "limit": self.counter.limit, "used": used, "own": self.own[position],
+            "budget": self.budget.deadline, "limit": self.counter.limit, "used": used, "own": self.own[position],
         })
         try:
             if first:
@@ -430,9 +433,9 @@ class Reader:
                 elif self.arrived:
                     continue  # a reply came in meanwhile: take it in first
                 elif broken is None and position in self.busy.values():
-                    left = None if _base.DEADLINE is None else max(0.0, _base.DEADLINE - _base.CLOCK())
+                    left = self.budget.remaining()
                     if not self.arrived and self.broken is None and not self.lock.wait(left) and not self.arrived:
-                        raise _base.OverBudget()  # a worker's object stalled past the budget
+                        raise OverBudget()  # a worker's object stalled past the budget
                     continue
             if broken is not None:
                 self._give_up()
@@ -532,7 +535,7 @@ class _Worker:
 
     def read(self, position: int, task: dict) -> tuple:
         setup = self.setup
-        _base.DEADLINE = task["budget"]  # on time.monotonic (Pool.start), the same clock in every process
+        budget = Budget.until(task["budget"])  # on time.monotonic (Pool.start), the same clock in every process
         counter = ByteCounter(task["limit"], setup["split"])
         counter.used = start = task["used"]
         try:
@@ -543,9 +546,9 @@ class _Worker:
         except Exception as error:  # this process reads it, and says what went wrong if it does too
             return ("fallback", position, f"a worker could not build its client ({type(error).__name__})", 0)
         item = _ListedObject(fs, task["fs_path"], task["name"], task["uri"], task["size"], task["identity"], counter,
-                             task["options"], task["deadline"], origin=task["origin"])
+                             task["options"], budget, task["deadline"], origin=task["origin"])
         item.version = version
-        spec = _scan.SideSpec(setup["split"], item, setup["fmt"], setup["gz"], setup["fields"], setup["cut"])
+        spec = _scan.SideSpec(setup["split"], item, setup["fmt"], setup["gz"], setup["fields"], setup["cut"], budget)
         try:
             with _read_ahead({position: spec}):  # the next batches on their way while this one is checked
                 piece = _scan.scan_unit(spec, self.index, FILE, keep_own=task["own"])
