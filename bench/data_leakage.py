@@ -16,7 +16,8 @@ and prints both times (the median of --repeat runs), the ratio, and each side's
 peak memory: the VmHWM of the child process, plus that of each planlint
 worker process (an upper bound, since pages shared with the parent count in
 every process), and the sampled peak of the summed PSS of the child and its
-workers. Both sides must find the known counts, or the
+workers, all read from /proc while the child runs (planlint reports nothing
+of it). Both sides must find the known counts, or the
 script exits 1. It prints each target as met or not: at most 1.0x DuckDB's
 time (issue 18; 1.5x over object storage, issue 16) and a peak of the whole
 process tree under 300 MB; with --check-targets it exits 1 when one is not met.
@@ -58,6 +59,8 @@ GROUP_KEY, TIME_KEY, INPUT_KEY = "customer_id", "created_at", "prompt"
 RATIO_TARGET, REMOTE_RATIO_TARGET, MEMORY_TARGET_MB = 1.0, 1.5, 300
 FIELDS = ["id", GROUP_KEY, TIME_KEY, INPUT_KEY, "answer"]
 FORMATS = ["jsonl", "jsonl.gz", "csv", "csv.gz", "parquet"]
+#: Written by the planlint child into its cache directory once the cold run has ended.
+COLD_DONE = "cold-run-done"
 
 
 # --------------------------------------------------------------------------
@@ -338,15 +341,12 @@ def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
     start = time.perf_counter()
     issues, notes = check_split_data(train_arg, eval_arg, **kwargs)
     cold = time.perf_counter() - start
+    Path(cache_dir, COLD_DONE).touch()  # the parent counts the worker processes it saw until now as the cold run's
     start = time.perf_counter()
     again, _ = check_split_data(train_arg, eval_arg, **kwargs)
     warm = time.perf_counter() - start
     assert [issue.message for issue in again] == [issue.message for issue in issues], "cached result differs"
-    from planlint.services.split_data import _scan
-
-    stats = dict(_scan.last_stats)
-    result = {"seconds": cold, "warm_seconds": warm, "mode": stats.get("mode"), "workers": stats.get("workers", 1),
-              "worker_peak_mb": [kb / 1024 for kb in stats.get("worker_peak_kb") or []], "leaked_groups": 0, "leaked_train_rows": 0, "leaked_eval_rows": 0,
+    result = {"seconds": cold, "warm_seconds": warm, "leaked_groups": 0, "leaked_train_rows": 0, "leaked_eval_rows": 0,
               "leaked_values": [], "time_leaks_train": 0, "time_leak_rows": [], "time_leaks_eval": 0, "duplicates": 0,
               "messages": [f"{issue.code} [{issue.split}] {issue.message}" for issue in issues] + [f"note: {note.message}" for note in notes]}
     for issue in issues:
@@ -488,6 +488,18 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _hwm_kb(pid: int) -> int:
+    """The peak resident set so far (VmHWM) of a running process, from /proc (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def _pss_kb(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
@@ -500,12 +512,15 @@ def _pss_kb(pid: int) -> int:
 
 
 def _run_child(side: str, files: dict, cache_dir: str, env: dict | None = None) -> dict:
-    """Run one side in a child process; meanwhile sample the proportional set
-    size (PSS: shared pages divided among the processes sharing them) of the
-    child and its worker processes every 20 ms."""
+    """Run one side in a child process; meanwhile sample, every 20 ms, the proportional
+    set size (PSS: shared pages divided among the processes sharing them) of the child
+    and its worker processes, and each worker's own peak (VmHWM). The workers of the
+    cold run are those seen before the child says it finished (COLD_DONE)."""
     command = [sys.executable, str(Path(__file__).resolve()), "--child", side, files["train"], files["eval"], cache_dir]
     sampling = os.path.exists("/proc/self/smaps_rollup")
     peak_pss = 0
+    workers: dict[int, int] = {}  # pid -> VmHWM (KiB) of each worker process of the cold run
+    cold_done = Path(cache_dir, COLD_DONE)
     with tempfile.TemporaryFile() as out:
         child = subprocess.Popen(command, stdout=out, env={**os.environ, **env} if env else None)
         while True:
@@ -513,7 +528,12 @@ def _run_child(side: str, files: dict, cache_dir: str, env: dict | None = None) 
             if pid:
                 break
             if sampling:
-                peak_pss = max(peak_pss, sum(_pss_kb(process) for process in _descendants(child.pid)))
+                tree = _descendants(child.pid)
+                peak_pss = max(peak_pss, sum(_pss_kb(process) for process in tree))
+                cold = not cold_done.exists()
+                for process in tree:
+                    if process != child.pid and (cold or process in workers):
+                        workers[process] = max(workers.get(process, 0), _hwm_kb(process))
             time.sleep(0.02)
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -527,7 +547,9 @@ def _run_child(side: str, files: dict, cache_dir: str, env: dict | None = None) 
     result["main_peak_mb"] = result.get("vmhwm_mb") or result["ru_maxrss_mb"]
     # planlint may fork workers: count each one's own peak on top (an upper
     # bound: pages a worker shares with its parent are counted twice)
-    result["peak_mb"] = result["main_peak_mb"] + sum(result.get("worker_peak_mb") or [])
+    result["worker_peak_mb"] = sorted(kb / 1024 for kb in workers.values() if kb)
+    result["workers"] = len(result["worker_peak_mb"])
+    result["peak_mb"] = result["main_peak_mb"] + sum(result["worker_peak_mb"])
     result["cpu_seconds"] = usage.ru_utime + usage.ru_stime  # includes reaped workers
     result["pss_peak_mb"] = peak_pss / 1024 if sampling else None
     return result
@@ -634,19 +656,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.remote:
         where += f", served by moto (S3 API) on 127.0.0.1: {files['train']}, {files['eval']}"
     print(f"files: train {sizes['train'] / 1e6:.1f} MB, eval {sizes['eval'] / 1e6:.1f} MB ({args.format}, {where}); cpus: {os.cpu_count()}")
-    if planlint["mode"] == "parallel":
-        workers = f"{planlint['workers']} worker process{'es' if planlint['workers'] != 1 else ''}"
-    elif planlint["mode"] == "object-workers":  # the larger split's objects: worker processes and the main one
-        workers = f"{planlint['workers']} processes reading objects ({planlint['workers'] - 1} forked worker{'s' if planlint['workers'] != 2 else ''} and the main one)"
-    else:
+    # the worker processes seen from outside (/proc): a local file's pieces are read by workers alone,
+    # a remote split's objects by workers and the main process
+    forked = planlint["workers"]
+    if not forked:
         workers = "1 process"
+    elif args.remote:
+        workers = f"{forked + 1} processes reading objects ({forked} forked worker{'s' if forked != 1 else ''} and the main one)"
+    else:
+        workers = f"{forked} worker process{'es' if forked != 1 else ''}"
     print(f"{'':28}{'planlint':>12}{'duckdb':>12}")
     print(f"{'time (s), median of ' + str(args.repeat):28}{planlint['seconds']:>12.2f}{duck['seconds']:>12.2f}")
     print(f"{'  all runs (s)':28}{' '.join(f'{x:.2f}' for x in planlint['all_seconds']):>12}  {' '.join(f'{x:.2f}' for x in duck['all_seconds'])}")
     print(f"{'cpu time (s)':28}{planlint['cpu_seconds']:>12.2f}{duck['cpu_seconds']:>12.2f}")
     print(f"{'time, cached rerun (s)':28}{planlint['warm_seconds']:>12.3f}{'-':>12}")
     print(f"{'peak memory, VmHWM sum (MB)':28}{planlint['peak_mb']:>12.0f}{duck['peak_mb']:>12.0f}")
-    if planlint["mode"] in ("parallel", "object-workers"):
+    if planlint["workers"]:
         print(f"{'  planlint main + workers':28}{planlint['main_peak_mb']:>8.0f} + {' + '.join(f'{mb:.0f}' for mb in planlint['worker_peak_mb'])}"
               "  (each process's VmHWM; shared pages counted in each: an upper bound)")
     if planlint.get("pss_peak_mb") and duck.get("pss_peak_mb"):

@@ -624,7 +624,7 @@ def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(st
 def test_a_local_globs_shards_cached_as_pieces_give_the_uncached_findings_and_notes(tmp_path, monkeypatch):
     """Skipped rows, rows without a key, time leaks, duplicates and a column only some shards have:
     after one shard changed, a run from the cached pieces reports what a run without cache does."""
-    from planlint.services.split_data import GlobMatches, _scan, local_glob
+    from planlint.services.split_data import GlobMatches, local_glob
 
     monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
     data = tmp_path / "data"
@@ -641,20 +641,22 @@ def test_a_local_globs_shards_cached_as_pieces_give_the_uncached_findings_and_no
         shard(number)
     (data / "eval.jsonl").write_text("".join(json.dumps({"customer_id": f"e-{n}", "prompt": f"eval {n}", "created_at": "2026-08-10"}) + "\n" for n in range(4)))
 
+    trace: dict = {}
+
     def run(cache):
         train = GlobMatches("data/train-*.jsonl", local_glob(tmp_path, "data/train-*.jsonl"))
         return check_split_data(train, data / "eval.jsonl", group_key="customer_id", time_key="created_at", cutoff="2026-08-01",
-                                input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+                                input_fields=None, cache_dir=cache, project_root=tmp_path / "repo", trace=trace)
 
     cache = tmp_path / "cache"
     first = run(cache)
-    assert _scan.last_stats["cached_pieces"] == 0
+    assert trace["cached_pieces"] == 0
     assert first == run(None)
     shard(1, extra=json.dumps({"customer_id": "e-2", "prompt": "eval 3", "created_at": "soon"}) + "\n")
     for entry in (cache / "split-data").glob("*.json"):
         entry.unlink()  # (it missed anyway: a file changed)
     cached = run(cache)
-    assert _scan.last_stats["cached_pieces"] == 2  # shards 0 and 2 were not read
+    assert trace["cached_pieces"] == 2  # shards 0 and 2 were not read
     uncached = run(None)
     assert cached == uncached
     assert [issue.code for issue in cached[0]] == ["PL210", "PL211", "PL207", "PL208", "PL209"]
@@ -738,15 +740,16 @@ def test_a_forged_index_part_does_not_hide_a_leak(store, tmp_path, monkeypatch):
 _RUN_IN_A_PROCESS = """
 import json, sys
 from pathlib import Path
-from planlint.services.split_data import GlobMatches, _scan, check_split_data, local_glob
+from planlint.services.split_data import GlobMatches, check_split_data, local_glob
 root = Path(sys.argv[1])
 cache = None if sys.argv[2] == "-" else Path(sys.argv[2])
 def split(pattern):
     return GlobMatches(pattern, local_glob(root, pattern))
+trace = {}
 issues, notes = check_split_data(split("data/train-*.jsonl"), split("data/eval-*.jsonl"), group_key="customer_id",
-                                 time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=root / "repo")
+                                 time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=root / "repo", trace=trace)
 print(json.dumps({"issues": [[i.code, i.message] for i in issues], "notes": [n.message for n in notes],
-                  "parts": _scan.last_stats.get("cached_parts"), "pieces": _scan.last_stats.get("cached_pieces")}))
+                  "parts": trace.get("cached_parts"), "pieces": trace.get("cached_pieces")}))
 """
 
 
@@ -802,7 +805,7 @@ def test_a_smaller_split_from_cached_index_parts_gives_the_uncached_findings_and
     """Skipped rows, rows without a key, unreadable and leaking times,
     all in the smaller split: a run whose index comes from the cached parts reports what a run
     without cache does."""
-    from planlint.services.split_data import GlobMatches, _scan, local_glob
+    from planlint.services.split_data import GlobMatches, local_glob
 
     monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
     data = tmp_path / "data"
@@ -818,10 +821,12 @@ def test_a_smaller_split_from_cached_index_parts_gives_the_uncached_findings_and
     def train(extra: str = "") -> None:
         (data / "train.jsonl").write_text("".join(json.dumps({"customer_id": f"t-{n}", "prompt": f"train {n}", "created_at": "2026-05-01"}) + "\n" for n in range(40)) + extra)
 
+    trace: dict = {}
+
     def run(cache):
         eval_ = GlobMatches("data/eval-*.jsonl", local_glob(tmp_path, "data/eval-*.jsonl"))
         return check_split_data(data / "train.jsonl", eval_, group_key="customer_id", time_key="created_at", cutoff="2026-08-01",
-                                input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+                                input_fields=None, cache_dir=cache, project_root=tmp_path / "repo", trace=trace)
 
     train()
     cache = tmp_path / "cache"
@@ -829,7 +834,7 @@ def test_a_smaller_split_from_cached_index_parts_gives_the_uncached_findings_and
     assert first == run(None)
     train(extra=json.dumps({"customer_id": "e1-7", "prompt": "EVAL 0 6", "created_at": "2026-05-02"}) + "\n")
     cached = run(cache)
-    assert _scan.last_stats["cached_parts"] == 2
+    assert trace["cached_parts"] == 2
     uncached = run(None)
     assert cached == uncached
     assert [issue.code for issue in cached[0]] == ["PL210", "PL211", "PL207", "PL208", "PL209"]
@@ -877,7 +882,7 @@ def test_a_duplicate_found_between_two_unread_objects_shows_the_text_kept_beside
     both taken from their parts shows the text kept beside the train object's part when it was read;
     with those texts gone (a cache directory restored without them), the message says 'an input' and
     still counts and locates the duplicate."""
-    from planlint.services.split_data import GlobMatches, _scan, local_glob
+    from planlint.services.split_data import GlobMatches, local_glob
 
     monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
     data = tmp_path / "data"
@@ -891,10 +896,12 @@ def test_a_duplicate_found_between_two_unread_objects_shows_the_text_kept_beside
     write("eval-0.jsonl", ["Train  ZERO 4", "eval a"])
     write("eval-1.jsonl", ["eval b", "eval c"])
 
+    trace: dict = {}
+
     def run(cache):
         split = lambda pattern: GlobMatches(pattern, local_glob(tmp_path, pattern))  # noqa: E731
         return check_split_data(split("data/train-*.jsonl"), split("data/eval-*.jsonl"), group_key="customer_id", time_key=None,
-                                cutoff=None, input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+                                cutoff=None, input_fields=None, cache_dir=cache, project_root=tmp_path / "repo", trace=trace)
 
     cache = tmp_path / "cache"
     first = run(cache)
@@ -902,13 +909,13 @@ def test_a_duplicate_found_between_two_unread_objects_shows_the_text_kept_beside
     assert "'train zero 4' (train row 5 of train-0.jsonl, eval row 1 of eval-0.jsonl)" in first[0][0].message
     write("eval-1.jsonl", ["eval b", "eval d"])  # the result misses; train-0 and eval-0 come from their parts
     second = run(cache)
-    assert _scan.last_stats["cached_parts"] == 1 and _scan.last_stats["cached_pieces"] == 2
+    assert trace["cached_parts"] == 1 and trace["cached_pieces"] == 2
     assert second == first
     for kept in (cache / "split-data" / "index-texts").glob("*.json"):
         kept.unlink()
     write("eval-1.jsonl", ["eval b", "eval e"])
     third = run(cache)
-    assert _scan.last_stats["cached_pieces"] == 2
+    assert trace["cached_pieces"] == 2
     assert "1 input occurs in both train and eval" in third[0][0].message
     assert ": an input (train row 5 of train-0.jsonl, eval row 1 of eval-0.jsonl)" in third[0][0].message
 
@@ -918,7 +925,7 @@ def test_a_checkout_in_another_directory_finds_the_parts_of_its_unchanged_files(
     out into a directory of their own, and a restored cache must still spare the unchanged files."""
     import shutil
 
-    from planlint.services.split_data import GlobMatches, _scan, local_glob
+    from planlint.services.split_data import GlobMatches, local_glob
 
     monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
     first = tmp_path / "first"
@@ -929,17 +936,19 @@ def test_a_checkout_in_another_directory_finds_the_parts_of_its_unchanged_files(
     for shard in range(2):
         (first / "data" / f"eval-{shard}.jsonl").write_text("".join(json.dumps({"customer_id": f"e{shard}-{n}", "prompt": f"eval {shard} {n}"}) + "\n" for n in range(4)))
 
+    trace: dict = {}
+
     def run(root):
         split = lambda pattern: GlobMatches(pattern, local_glob(root, pattern))  # noqa: E731
         return check_split_data(split("data/train-*.jsonl"), split("data/eval-*.jsonl"), group_key="customer_id", time_key=None,
-                                cutoff=None, input_fields=None, cache_dir=root / ".planlint_cache", project_root=root)
+                                cutoff=None, input_fields=None, cache_dir=root / ".planlint_cache", project_root=root, trace=trace)
 
     run(first)
     second = tmp_path / "elsewhere" / "second"
     shutil.copytree(first, second)
     (second / "data" / "eval-1.jsonl").write_text(json.dumps({"customer_id": "t2-3", "prompt": "new"}) + "\n")
     issues, _ = run(second)
-    assert _scan.last_stats["cached_parts"] == 1 and _scan.last_stats["cached_pieces"] == 3
+    assert trace["cached_parts"] == 1 and trace["cached_pieces"] == 3
     assert [issue.code for issue in issues] == ["PL207"]
     assert issues == run(second)[0] and issues == check_split_data(
         GlobMatches("data/train-*.jsonl", local_glob(second, "data/train-*.jsonl")), GlobMatches("data/eval-*.jsonl", local_glob(second, "data/eval-*.jsonl")),
@@ -950,7 +959,7 @@ def test_a_plain_eval_file_beside_train_shards_shows_its_texts_for_duplicates_fo
     """The common layout: eval one file, train shards. After eval changes, every train shard is compared
     from its part (not read), and a new duplicate input shows the eval row's text, read again from the
     eval file for that row: never 'an input'."""
-    from planlint.services.split_data import GlobMatches, _scan, local_glob
+    from planlint.services.split_data import GlobMatches, local_glob
 
     monkeypatch.setenv("PLANLINT_CACHE_KEY", str(tmp_path / "key" / "seal.key"))
     data = tmp_path / "data"
@@ -961,15 +970,17 @@ def test_a_plain_eval_file_beside_train_shards_shows_its_texts_for_duplicates_fo
     def eval_file(prompts):
         (data / "eval.jsonl").write_text("".join(json.dumps({"prompt": p}) + "\n" for p in prompts))
 
+    trace: dict = {}
+
     def run(cache):
         return check_split_data(GlobMatches("data/train-*.jsonl", local_glob(tmp_path, "data/train-*.jsonl")), data / "eval.jsonl",
-                                group_key=None, time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=tmp_path / "repo")
+                                group_key=None, time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=tmp_path / "repo", trace=trace)
 
     eval_file(["eval a", "eval b"])
     assert run(tmp_path / "cache")[0] == []
     eval_file(["eval a", "Train 1 ITEM 7", "train 0 item 3"])
     cached = run(tmp_path / "cache")
-    assert _scan.last_stats["cached_pieces"] == 2
+    assert trace["cached_pieces"] == 2
     message = cached[0][0].message
     assert "'Train 1 ITEM 7' (train row 8 of train-1.jsonl, eval row 2)" in message
     assert "'train 0 item 3' (train row 4 of train-0.jsonl, eval row 3)" in message

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.integration
 _CHILD = r"""
 import json, os, signal, sys
 from pathlib import Path
-from planlint.services.split_data import _scan, _sources, _workers, check_split_data
+from planlint.services.split_data import _sources, _workers, check_split_data
 
 args = json.loads(sys.argv[1])
 hook = args.pop("hook", None)
@@ -51,10 +51,11 @@ elif hook == "other-identity":  # the listing said another ETag for the first ob
 if args.get("cache_dir"):
     args["cache_dir"] = Path(args["cache_dir"])
     args["project_root"] = Path(args.pop("project_root"))
-issues, notes = check_split_data(args.pop("train"), args.pop("eval"), **args)
+trace = {}
+issues, notes = check_split_data(args.pop("train"), args.pop("eval"), trace=trace, **args)
 print(json.dumps({"issues": [[i.code, i.split, i.message] for i in issues],
                   "notes": [[n.split, n.message, n.over_budget] for n in notes],
-                  "stats": {key: value for key, value in _scan.last_stats.items() if isinstance(value, (int, str, list, type(None)))}}))
+                  "stats": {key: value for key, value in trace.items() if isinstance(value, (int, str, list, type(None)))}}))
 """
 
 

@@ -675,8 +675,9 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     eval_ = write_rows(tmp_path / f"eval.{suffix}", eval_rows)
     monkeypatch.setattr(_base, "MAX_LINE_BYTES", 600)  # the long multi-line prompts are skipped in JSONL
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
-    expected = check(train, eval_)
-    assert _scan.last_stats["mode"] == "sequential"
+    trace: dict = {}
+    expected = check(train, eval_, trace=trace)
+    assert trace["mode"] == "sequential"
     assert {issue.code for issue in expected[0]} == {"PL207", "PL208", "PL209", "PL210"}
     assert "lack 'customer_id'" in next(issue.message for issue in expected[0] if issue.code == "PL210")
     if suffix.startswith("jsonl"):
@@ -690,9 +691,9 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
     monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
     monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
     _allow_workers(monkeypatch)
-    assert check(train, eval_) == expected
-    assert _scan.last_stats["mode"] == "parallel", _scan.last_stats
-    assert len(_scan.last_stats["worker_peak_kb"]) == 3
+    assert check(train, eval_, trace=trace) == expected
+    assert trace["mode"] == "parallel", trace
+    assert len(trace["worker_peak_kb"]) == 3
     monkeypatch.setattr(_scan, "TABLE_FROM_ROWS", 0)  # the smaller split's inputs in an InputTable
     assert check(train, eval_) == expected
 
@@ -707,8 +708,9 @@ def test_stray_csv_quote_falls_back_to_one_process(tmp_path, tiny_pieces, monkey
     train = tmp_path / "train.csv"
     train.write_text("\n".join(lines) + "\n")
     eval_ = write_rows(tmp_path / "eval.csv", [{"customer_id": "c150", "created_at": "2026-09-01", "prompt": "TWO LINES 147"}])
-    issues, notes = check(train, eval_)
-    assert _scan.last_stats["fallback"], _scan.last_stats
+    trace: dict = {}
+    issues, notes = check(train, eval_, trace=trace)
+    assert trace["fallback"], trace
     found = by_code(issues)
     assert "'c150' (train row 151, eval row 1)" in found["PL207", "eval"].message
     assert "(train row 148, eval row 1)" in found["PL209", "eval"].message
@@ -727,8 +729,9 @@ def test_workers_not_used_with_other_threads(tmp_path, tiny_pieces, monkeypatch)
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert check(train, eval_) == ([], [])
-        assert _scan.last_stats["mode"] == "sequential"
+        trace: dict = {}
+        assert check(train, eval_, trace=trace) == ([], [])
+        assert trace["mode"] == "sequential"
     finally:
         stop.set()
         thread.join()

@@ -115,6 +115,7 @@ def check_split_data(
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     project_root: Path | None = None,
     clock: Callable[[], float] = time.monotonic,
+    trace: dict | None = None,
 ) -> tuple[list[DataIssue], list[DataNote]]:
     """Check two splits against each other.
 
@@ -134,6 +135,10 @@ def check_split_data(
     Results are cached in `cache_dir` only when sealed with this machine's
     key (`planlint.core.cache_seal`; a key inside `project_root` is refused).
     `clock` is what `time_budget` is measured on (time.monotonic; tests inject one).
+    `trace`, when given, is emptied and filled with how the check read the
+    splits (in this process or by workers, which fell back, how many
+    objects came from their cached index parts): what tests look at, never
+    what planlint decides on.
     """
     train_path, eval_path = _as_input(train_path), _as_input(eval_path)
     group_key = str(group_key) if group_key is not None and str(group_key) != "" else None
@@ -152,9 +157,12 @@ def check_split_data(
         pass
 
     budget = Budget(time_budget, clock)
+    if trace is None:
+        trace = {}
+    trace.clear()
     try:
         return _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir,
-                                    max_bytes, project_root, budget)
+                                    max_bytes, project_root, budget, trace)
     except OverBudget as over:
         # Where it stopped, not why: a stalled server and a large split look alike here.
         split = getattr(over, "split", None)
@@ -192,18 +200,20 @@ def _open_sources(train_path, eval_path, max_bytes, budget: Budget):
     return opened, problems
 
 
-def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget: Budget):
+def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget: Budget,
+                         trace: dict):
     # Worker processes for the larger split's remote objects are forked now, while this process
     # runs no other thread (listing the objects starts the clients' IO thread): see _workers.
-    pool = _workers.Pool.start((train_path, eval_path), budget)
+    pool = _workers.Pool.start((train_path, eval_path), budget, trace)
     try:
-        return _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget, pool=pool)
+        return _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget, trace,
+                              pool=pool)
     finally:
         if pool is not None:
             pool.kill()  # idle ones would leave at the closed pipe; one still reading is stopped
 
 
-def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget, pool=None):
+def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget, trace, pool=None):
     opened, problems = _open_sources(train_path, eval_path, max_bytes, budget)
     if problems:
         return [], [DataNote(problem.split, problem.reason + "; data-aware checks skipped", over_budget=True) for problem in problems]
@@ -257,7 +267,7 @@ def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cach
                 return cached
 
     try:
-        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, budget, pieces, pool)
+        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, budget, trace, pieces, pool)
     except _Limited as limited:
         message = f"{limited.path}: {limited.reason}: the data checks stopped there"
         return [], [DataNote(limited.split, message + "; data-aware checks skipped", over_budget=True)]
@@ -370,7 +380,7 @@ class _PieceCaches:
             made.write()
 
 
-def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, budget: Budget, pieces: "_PieceCaches | None" = None,
+def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, budget: Budget, trace: dict, pieces: "_PieceCaches | None" = None,
            pool: "_workers.Pool | None" = None):
     train = _Side("train", train_path, *formats["train"])
     held_out = _Side("eval", eval_path, *formats["eval"])
@@ -392,14 +402,14 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, bud
         big_parts = pieces.make_parts(big) if pieces is not None and isinstance(big.path, Source) else None
         keyed = small_parts or big_parts
         side = small
-        small_spec = _scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut, budget)
+        small_spec = _scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut, budget, trace)
         if small_parts is not None:
             index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, keyed=big_parts is not None)
         else:
             index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
             index.digest_key = keyed.digest_key if keyed is not None else None  # what a worker process rebuilds the digest from (_workers)
         side = big
-        big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut, budget)
+        big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut, budget, trace)
         if big_parts is not None or (pool is not None and pool.usable(big.path)):
             # several objects: one index part each, cached parts not read again, remote ones by worker processes
             result = _pieces.read_big_objects(big_spec, index, big.path, big_parts, pool)

@@ -238,7 +238,6 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
     alike). Without `keyed` (the larger split is a file, not cached object
     by object) and with no part cached, the index is in Python's faster
     per-process hash, and the keyed digests are computed for the parts only."""
-    _scan.last_stats.clear()
     keys = cache.keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
     cached = cache.cached(keys)
     digest = cache.digest if keyed or cached else _scan.digest
@@ -276,7 +275,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
             if report.input_field is None:
                 report.input_field = part.report.input_field
             del part, found
-    _scan.last_stats["cached_parts"] = used_parts
+    spec.trace["cached_parts"] = used_parts
     report.absent_columns = [name for name, count in absent.items() if count == len(source.objects)]
     index.digest = digest
     index.digest_key = cache.digest_key if digest is cache.digest else None
@@ -323,7 +322,7 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
     split (rows numbered on from object to object, `source.starts` filled),
     except that an input found from a part has no text to show yet (None):
     `fill_texts` looks for one."""
-    _scan.last_stats.update(mode="pieces", workers=1, worker_peak_kb=[], fallback=None, cached_pieces=0)
+    spec.trace.update(mode="pieces", workers=1, worker_peak_kb=[], fallback=None, cached_pieces=0)
     total = _scan.BigResult()
     source.starts = []
     absent: dict[str, int] = {}
@@ -348,7 +347,7 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
                     counter.add(used)  # data.max_bytes counts what an uncached run reads
                 piece = match(part, index)
                 del part, found
-                _scan.last_stats["cached_pieces"] += 1
+                spec.trace["cached_pieces"] += 1
             else:  # (or a part that could not be read after all: the object is read in place)
                 if cache is not None:
                     cache.read_now.add(position)

@@ -52,12 +52,6 @@ MAX_WORKERS = 4
 
 _fromisoformat = _dt.datetime.fromisoformat
 
-#: What the last check_split_data() call did, for the benchmark and for
-#: debugging: {"mode": "sequential"|"parallel", "workers": n,
-#: "worker_peak_kb": [...], "fallback": reason or None}.
-last_stats: dict[str, Any] = {}
-
-
 def _blake_digest(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True)
 
@@ -106,13 +100,17 @@ def show_input(value: Any) -> str:
 
 
 class SideSpec:
-    """One split file and how to check it, within `budget` (inherited by forked workers)."""
+    """One split file and how to check it, within `budget` (inherited by forked workers).
 
-    def __init__(self, split: str, path: Path, fmt: str, gz: bool, fields: Fields, cut: Cutoff | None, budget: Budget) -> None:
+    `trace` records how the check read it (see check_split_data's `trace`)."""
+
+    def __init__(self, split: str, path: Path, fmt: str, gz: bool, fields: Fields, cut: Cutoff | None, budget: Budget,
+                 trace: dict[str, Any] | None = None) -> None:
         self.split, self.path, self.fmt, self.gz = split, path, fmt, gz
         self.fields = fields
         self.cut = cut
         self.budget = budget
+        self.trace: dict[str, Any] = {} if trace is None else trace
         self.layout: CsvLayout | None = None
         # (report, batches) of an object read ahead by a _prefetch.Prefetch: the
         # batches come from there, and its reader fills that report
@@ -120,7 +118,7 @@ class SideSpec:
 
     def of(self, path: Any) -> "SideSpec":
         """This spec for one object (`path`) of its split."""
-        return SideSpec(self.split, path, self.fmt, self.gz, self.fields, self.cut, self.budget)
+        return SideSpec(self.split, path, self.fmt, self.gz, self.fields, self.cut, self.budget, self.trace)
 
 
 def _batches(spec: SideSpec, report: FileReport, unit: tuple):
@@ -492,7 +490,6 @@ def read_small(spec: SideSpec, digest_: Callable[[str], int] = digest) -> tuple[
     """Read the smaller split into its index, in this process. (Reading it
     in worker processes too cost ~0.3 s more CPU for 100k rows, in pickled
     pieces and forks, for no wall time that could be measured on 2 shared cores.)"""
-    last_stats.clear()
     spec.layout = None
     part = index_unit(spec, FILE, digest_)
     index = SmallIndex()
@@ -627,14 +624,14 @@ def _use_workers(spec: SideSpec, min_bytes: int) -> bool:
 
 def read_big(spec: SideSpec, index: SmallIndex) -> BigResult:
     workers = worker_count()
-    last_stats.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=None)
+    spec.trace.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=None)
     if _use_workers(spec, PARALLEL_MIN_BYTES):
         total = BigResult()
         try:
             _read_parallel(spec, partial(scan_unit, spec, index), total, workers, UNIT_BYTES)
             return total
         except (Unsplittable, _WorkersFailed) as reason:
-            last_stats.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=str(reason))
+            spec.trace.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=str(reason))
     spec.layout = None
     return scan_unit(spec, index, FILE)
 
@@ -739,7 +736,7 @@ def _read_parallel(spec: SideSpec, task: Callable[[tuple], Any], total: Any, wor
                     offset += piece.report.lines
                     merged += 1
                 feed(conn)
-        last_stats.update(mode="parallel", workers=workers, worker_peak_kb=sorted(peaks.values()))
+        spec.trace.update(mode="parallel", workers=workers, worker_peak_kb=sorted(peaks.values()))
     finally:
         close = getattr(units, "close", None)
         if close is not None:

@@ -124,13 +124,14 @@ def _preload(given) -> None:
 class Pool:
     """Worker processes forked at the start of a check, waiting for objects to read."""
 
-    def __init__(self, processes: list, connections: list) -> None:
+    def __init__(self, processes: list, connections: list, trace: dict[str, Any]) -> None:
         self.processes, self.connections = processes, connections
+        self.trace = trace  # how the check went: see check_split_data's `trace`
         self.prepared = False  # the workers were told the client and listing of the split they will read
         self.reader_in_use: Optional[Reader] = None
 
     @classmethod
-    def start(cls, given, budget: Budget) -> Optional["Pool"]:
+    def start(cls, given, budget: Budget, trace: dict[str, Any]) -> Optional["Pool"]:
         """Fork the workers when one of the split paths `given` is remote and forking is safe, else None."""
         if not any(_remote(value) for value in given) or not budget.on_real_clock:
             return None
@@ -159,11 +160,11 @@ class Pool:
                 processes.append(process)
                 connections.append(parent_end)
         except Exception:  # no more processes, a daemonic parent, ...
-            cls(processes, connections).close()
+            cls(processes, connections, trace).close()
             return None
         finally:
             gc.unfreeze()
-        return cls(processes, connections)
+        return cls(processes, connections, trace)
 
     def usable(self, source) -> bool:
         """Whether `source` is remote objects the workers could read (two or more, each with an identity)."""
@@ -177,7 +178,7 @@ class Pool:
         likely to give an index too large for them (they would hold copies of the pages this
         process writes to meanwhile)."""
         if small_bytes > SMALL_SPLIT_MAX_BYTES:
-            _scan.last_stats["object_workers"] = "not used: the smaller split is large"
+            self.trace["object_workers"] = "not used: the smaller split is large"
             self.close()
             return
         if not self.usable(source) or self.prepared:
@@ -219,7 +220,7 @@ class Pool:
             except Exception:
                 reason = "the index's digest cannot be rebuilt in a worker"
         if reason is not None:
-            _scan.last_stats["object_workers"] = f"not used: {reason}"
+            self.trace["object_workers"] = f"not used: {reason}"
             self.close()
             return None
         self.prepare(source)
@@ -230,7 +231,7 @@ class Pool:
                 "probe": index.digest(_PROBE), "version": version,
             }), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as error:
-            _scan.last_stats["object_workers"] = f"not used: the index cannot be sent ({type(error).__name__})"
+            self.trace["object_workers"] = f"not used: the index cannot be sent ({type(error).__name__})"
             self.close()
             return None
         return Reader(self, source, positions, payload, read_here, keep, spec.budget)
@@ -288,8 +289,9 @@ class Reader:
         self.peaks: dict[int, int] = {}
         self.by_workers = 0
         self.broken: Optional[str] = None
-        _scan.last_stats.update(mode="object-workers", workers=len(pool.processes) + 1, worker_peak_kb=[], fallback=None,
-                                objects_by_workers=0, objects_here=0)
+        self.trace = pool.trace
+        self.trace.update(mode="object-workers", workers=len(pool.processes) + 1, worker_peak_kb=[], fallback=None,
+                          objects_by_workers=0, objects_here=0)
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         pool.reader_in_use = self
@@ -413,7 +415,7 @@ class Reader:
         return self.counter.used + sum(self.finished.values())
 
     def _give_up(self) -> None:
-        _scan.last_stats["fallback"] = self.broken
+        self.trace["fallback"] = self.broken
         self.stop()
         self.pool.kill()
 
@@ -444,27 +446,27 @@ class Reader:
                 return None
             if claim == position:
                 self.here.add(position)
-                _scan.last_stats["objects_here"] = len(self.here)
+                self.trace["objects_here"] = len(self.here)
                 return None
             self._read_last(claim)
         status, payload, used = self.done.pop(position)
         with self.lock:
             self.finished.pop(position, None)
         if status == "fallback":
-            _scan.last_stats["fallback"] = payload
+            self.trace["fallback"] = payload
             return None
         limit = self.counter.limit
         if status == "error" and isinstance(payload, _sources.OverBytes) and limit is not None and self.counter.used + used <= limit:
             # cut short by the cap only because objects after it were read meanwhile: reading in
             # order would have gone on, so it is read here, in its turn, against what came before it
             self.here.add(position)
-            _scan.last_stats["objects_here"] = len(self.here)
+            self.trace["objects_here"] = len(self.here)
             return None
         if position in self.here:
-            _scan.last_stats["objects_here"] = len(self.here)
+            self.trace["objects_here"] = len(self.here)
         else:
             self.by_workers += 1
-            _scan.last_stats.update(worker_peak_kb=sorted(self.peaks.values()), objects_by_workers=self.by_workers)
+            self.trace.update(worker_peak_kb=sorted(self.peaks.values()), objects_by_workers=self.by_workers)
         if used:
             self.counter.add(used)  # OverBytes here, in object order
         if status == "error":
