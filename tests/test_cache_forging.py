@@ -21,7 +21,7 @@ import pytest
 
 from conftest import REFERENCE_PLAN, run_process, write
 from planlint.core.cache_seal import seal, seal_bytes
-from planlint.services.split_data import CACHE_VERSION, _pieces
+from planlint.services.split_data import CACHE_VERSION, _index_parts
 from registry_server import RegistryServer
 from split_files import plan_text
 
@@ -126,12 +126,12 @@ def test_a_committed_piece_of_one_shard_saying_no_leak_does_not_hide_pl207(tmp_p
         entry.unlink()  # the pieces alone decide
     forged = 0
     for entry in (repo / ".planlint_cache" / "split-data" / "index-parts").glob("*.json"):
-        part, used = _pieces.part_from_body(entry.read_bytes().partition(b"\n")[2], CACHE_VERSION)
+        part, used = _index_parts.part_from_body(entry.read_bytes().partition(b"\n")[2], CACHE_VERSION)
         if "e-2" in part.group_keys:
             at = part.group_keys.index("e-2")  # "no such customer in this shard"
             del part.group_keys[at]
             del part.group_rows[at]
-            entry.write_bytes(seal_bytes(ATTACKER_KEY, "split-data-index-part", entry.stem, b"".join(_pieces.part_body(part, used, CACHE_VERSION))))
+            entry.write_bytes(seal_bytes(ATTACKER_KEY, "split-data-index-part", entry.stem, b"".join(_index_parts.part_body(part, used, CACHE_VERSION))))
             forged += 1
     assert forged == 1
     # Under the attacker's key the forged part is served: the forgery is a good one.

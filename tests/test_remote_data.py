@@ -28,7 +28,7 @@ pytest.importorskip("pyarrow.parquet")
 
 from array import array  # noqa: E402
 
-from planlint.services.split_data import CACHE_VERSION, _pieces, _sources, check_split_data  # noqa: E402
+from planlint.services.split_data import CACHE_VERSION, _index_parts, _sources, check_split_data  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -607,11 +607,11 @@ def test_a_changed_shard_of_the_larger_split_is_the_only_one_of_it_read_again(st
     edited = 0
     for part in parts:
         mac, _, body = part.read_bytes().partition(b"\n")
-        entry, used = _pieces.part_from_body(body, CACHE_VERSION)
+        entry, used = _index_parts.part_from_body(body, CACHE_VERSION)
         if "eval-0-2" in entry.group_keys or "eval-1-2" in entry.group_keys:
             entry.group_keys, entry.group_rows = [], []  # "no customer here", its MAC kept
             entry.codes, entry.rows = array("q"), array("q")  # "and no input"
-            part.write_bytes(mac + b"\n" + b"".join(_pieces.part_body(entry, used, CACHE_VERSION)))
+            part.write_bytes(mac + b"\n" + b"".join(_index_parts.part_body(entry, used, CACHE_VERSION)))
             edited += 1
     assert edited >= 2  # the changed train shard, and the eval shards that share its customer
     store.proxy.clear()
@@ -715,16 +715,16 @@ def test_a_forged_index_part_does_not_hide_a_leak(store, tmp_path, monkeypatch):
     assert [issue.code for issue in check(train, eval_, **options)[0]] == ["PL207"]
     parts = sorted((cache / "split-data" / "index-parts").glob("*.json"))
     assert len(parts) == 5  # the two eval shards and the three train shards
-    decoded = {part: _pieces.part_from_body(part.read_bytes().partition(b"\n")[2], CACHE_VERSION) for part in parts}
+    decoded = {part: _index_parts.part_from_body(part.read_bytes().partition(b"\n")[2], CACHE_VERSION) for part in parts}
     holding = [part for part in parts if "cust-leak" in decoded[part][0].group_keys]
     assert len(holding) == 2  # the eval shard and the train shard that hold it
     holding = [part for part in holding if decoded[part][0].report.rows < 20]  # the eval shard's
     assert len(holding) == 1
     for attempt in ("edited", "resealed"):
         mac, _, body = holding[0].read_bytes().partition(b"\n")
-        forged, used = _pieces.part_from_body(body, CACHE_VERSION)
+        forged, used = _index_parts.part_from_body(body, CACHE_VERSION)
         forged.group_keys, forged.group_rows = [], []  # "no customer here"
-        forged_body = b"".join(_pieces.part_body(forged, used, CACHE_VERSION))
+        forged_body = b"".join(_index_parts.part_body(forged, used, CACHE_VERSION))
         if attempt == "edited":  # its MAC kept
             holding[0].write_bytes(mac + b"\n" + forged_body)
         else:
@@ -1015,7 +1015,7 @@ def test_each_part_records_the_bytes_of_its_own_object_while_the_next_is_read_ah
     check(f"s3://{bucket}/train/*.jsonl", f"s3://{bucket}/eval/*.jsonl", cache_dir=cache, project_root=tmp_path / "repo")
     recorded = []
     for entry in (cache / "split-data" / "index-parts").glob("*.json"):
-        part, used = _pieces.part_from_body(entry.read_bytes().partition(b"\n")[2], CACHE_VERSION)
+        part, used = _index_parts.part_from_body(entry.read_bytes().partition(b"\n")[2], CACHE_VERSION)
         if part.report.rows >= 300:
             recorded.append(used)
     assert sorted(recorded) == sorted(sizes.values())

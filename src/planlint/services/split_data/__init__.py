@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from planlint.services.split_data import _base, _pieces, _scan, _sources, _workers
+from planlint.services.split_data import _base, _index_parts, _scan, _sources, _workers
 from planlint.services.split_data._base import (
     Fields,
     FileReport,
@@ -358,20 +358,20 @@ class _Side:
 
 
 class _PieceCaches:
-    """What the per-object caches of a check are made from (see _pieces)."""
+    """What the per-object caches of a check are made from (see _index_parts)."""
 
     def __init__(self, directory: Path, seal_key: bytes, params: dict, ids: dict) -> None:
         self.directory, self.seal_key, self.params, self.ids = directory, seal_key, params, ids
-        self.made: list["_pieces._ObjectCache"] = []
+        self.made: list["_index_parts._ObjectCache"] = []
 
-    def make_parts(self, side: "_Side") -> "_pieces.IndexPartCache":
+    def make_parts(self, side: "_Side") -> "_index_parts.IndexPartCache":
         """The cache of the index parts of one split's objects: keyed by what reading one object depends on
         (not by the other split, nor by the paths as written: an hf:// path names its revision, and a new
         commit must not make unchanged files miss)."""
         base = {name: value for name, value in self.params.items() if name not in ("train", "eval")}
         base.update(split=side.split, fmt=side.fmt, gz=side.gz, kind="index-part")
         ids = self.ids[side.split]
-        made = _pieces.IndexPartCache(self.directory, self.seal_key, CACHE_VERSION, base, ids if isinstance(ids, list) else None)
+        made = _index_parts.IndexPartCache(self.directory, self.seal_key, CACHE_VERSION, base, ids if isinstance(ids, list) else None)
         self.made.append(made)
         return made
 
@@ -396,7 +396,7 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, bud
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived dicts; nothing here makes cycles
     try:
-        # a split of objects: one index part per object, cached parts not read again (_pieces); the
+        # a split of objects: one index part per object, cached parts not read again (_index_parts); the
         # inputs are then digested with the parts' keyed digest, on both sides
         small_parts = pieces.make_parts(small) if pieces is not None and isinstance(small.path, Source) else None
         big_parts = pieces.make_parts(big) if pieces is not None and isinstance(big.path, Source) else None
@@ -404,7 +404,7 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, bud
         side = small
         small_spec = _scan.SideSpec(small.split, small.path, small.fmt, small.gz, fields, cut, budget, trace)
         if small_parts is not None:
-            index, small.report = _pieces.read_small_objects(small_spec, small.path, small_parts, keyed=big_parts is not None)
+            index, small.report = _index_parts.read_small_objects(small_spec, small.path, small_parts, keyed=big_parts is not None)
         else:
             index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
             index.digest_key = keyed.digest_key if keyed is not None else None  # what a worker process rebuilds the digest from (_workers)
@@ -412,9 +412,9 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, bud
         big_spec = _scan.SideSpec(big.split, big.path, big.fmt, big.gz, fields, cut, budget, trace)
         if big_parts is not None or (pool is not None and pool.usable(big.path)):
             # several objects: one index part each, cached parts not read again, remote ones by worker processes
-            result = _pieces.read_big_objects(big_spec, index, big.path, big_parts, pool)
+            result = _index_parts.read_big_objects(big_spec, index, big.path, big_parts, pool)
             if big_parts is not None:
-                _pieces.fill_texts(result, index, small_spec, small_parts, big.path, big_parts)
+                _index_parts.fill_texts(result, index, small_spec, small_parts, big.path, big_parts)
         else:
             result = _scan.read_big(big_spec, index)
         big.report = result.report

@@ -67,7 +67,7 @@ digest: Callable[[str], int] = hash if sys.hash_info.width >= 64 else _blake_dig
 def keyed_digest(key: bytes) -> Callable[[str], int]:
     """A 64-bit digest of a normalized input that is the same in every run
     with this `key` (keyed BLAKE2b; ~5x the cost of `digest`, ~0.45 us a
-    row): what the cached index parts of a split of objects hold (_pieces),
+    row): what the cached index parts of a split of objects hold (_index_parts),
     so that a later run can compare new rows against them; such a split's
     rows are digested with it on both sides. The key is this machine's, so
     the digests mean nothing elsewhere and collisions cannot be aimed."""
@@ -402,7 +402,7 @@ class SmallPart:
     """What one unit of a split gives for an index (rows local to the unit).
 
     `groups` is the packed form (group text -> first row + rows * ROWS_UNIT)
-    the index uses; an object's own part kept for the cache (_pieces) holds
+    the index uses; an object's own part kept for the cache (_index_parts) holds
     its group values in row order instead (`group_keys`, `group_rows`,
     packed only when used: `packed_groups`), which costs a fraction of
     packing every object of a split that is read."""
@@ -433,7 +433,7 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
     `offset`) are added to that part (the split's whole index so far), and
     the part returned holds the unit's report; with `keep_own` too, it also
     holds the unit's own group values, digests and rows (rows local to the
-    unit: what the cache keeps of an object, _pieces), its inputs digested
+    unit: what the cache keeps of an object, _index_parts), its inputs digested
     with `own_digest` when that is another digest than `digest_`."""
     part = SmallPart()
     if spec.prefetched is not None:
@@ -506,7 +506,7 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: b
     index_unit keeps it: group values and every input's digest with their
     rows, rows local to the unit; its report is the result's): what the
     cache keeps of an object, to be compared with another smaller split in a
-    later run without reading the object again (_pieces)."""
+    later run without reading the object again (_index_parts)."""
     result = BigResult()
     own = result.own = SmallPart() if keep_own else None
     if spec.prefetched is not None:

@@ -1,7 +1,7 @@
 """The remote objects of the larger split read by worker processes.
 
 Pass 2 of the checks (the larger split against the smaller split's index,
-`_pieces.read_big_objects`) is CPU-bound in one process: fetching the objects
+`_index_parts.read_big_objects`) is CPU-bound in one process: fetching the objects
 costs little, decoding and comparing their rows is the work. For a split of
 several remote objects that work is shared out: forked worker processes take
 objects from the front of the split, one at a time, while this process reads
@@ -65,11 +65,11 @@ import time
 from collections import deque
 from typing import Any, Optional
 
-from planlint.services.split_data import _pieces, _scan, _sources
+from planlint.services.split_data import _index_parts, _scan, _sources
 from planlint.services.split_data._base import FILE
 from planlint.services.split_data.errors import OverBudget, OverLimit
 from planlint.services.split_data.budget import Budget
-from planlint.services.split_data._pieces import _read_ahead
+from planlint.services.split_data._index_parts import _read_ahead
 from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source
 
 #: The workers are used only when the smaller split's index holds at most this many distinct
@@ -205,7 +205,7 @@ class Pool:
         or not safe to use for them. `read_here(position)` reads one in this process, giving its
         piece (its part as `piece.own`); `keep(position, piece, bytes read, body)` is called for
         each object read but the one `take` asks for, when it comes (a worker's part as `body`,
-        `_pieces.part_body` of cache `version`), so that no part is held longer."""
+        `_index_parts.part_body` of cache `version`), so that no part is held longer."""
         reason = None
         if len(positions) < 2 or not self.usable(source) or not self.processes:
             reason = "fewer than two remote objects to read"
@@ -566,7 +566,7 @@ class _Worker:
         own, piece.own, body = piece.own, None, None
         if own is not None and self.setup["version"] is not None:
             try:
-                body = _pieces.part_body(own, used, self.setup["version"])  # what the cache writes, smaller than the part
+                body = _index_parts.part_body(own, used, self.setup["version"])  # what the cache writes, smaller than the part
             except Exception:
                 body = None
         return ("ok", position, (piece, body), used)
