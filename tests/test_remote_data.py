@@ -28,7 +28,7 @@ pytest.importorskip("pyarrow.parquet")
 
 from array import array  # noqa: E402
 
-from planlint.services.split_data import CACHE_VERSION, _index_parts, _sources, check_split_data  # noqa: E402
+from planlint.services.split_data import CACHE_VERSION, _addresses, _index_parts, check_split_data, schemes  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -221,17 +221,17 @@ def test_results_are_cached_per_object_version_and_etag(store, tmp_path, monkeyp
 
 
 def test_a_scheme_whose_extra_is_missing_names_the_extra(monkeypatch):
-    real = _sources._have
-    monkeypatch.setattr(_sources, "_have", lambda module: module != "gcsfs" and real(module))
+    real = schemes._installed
+    monkeypatch.setattr(schemes, "_installed", lambda module: module != "gcsfs" and real(module))
     issues, notes = check("gs://bucket/train/*.parquet", "gs://bucket/eval.jsonl")
     assert issues == []
     assert [note.split for note in notes] == ["train", "eval"] and all(note.over_budget for note in notes)
     assert all("pip install 'planlint[gcs]' (gcsfs)" in note.message for note in notes)
-    monkeypatch.setattr(_sources, "_have", lambda module: module != "huggingface_hub" and real(module))
+    monkeypatch.setattr(schemes, "_installed", lambda module: module != "huggingface_hub" and real(module))
     _, notes = check("hf://datasets/acme/refunds@" + "a" * 40 + "/train.parquet", "hf://datasets/acme/refunds@" + "a" * 40 + "/eval.parquet")
     assert "pip install 'planlint[hf]' (huggingface_hub)" in notes[0].message
     # each split's problem is named, not only the first: the user installs both extras in one go
-    monkeypatch.setattr(_sources, "_have", lambda module: module not in ("s3fs", "huggingface_hub") and real(module))
+    monkeypatch.setattr(schemes, "_installed", lambda module: module not in ("s3fs", "huggingface_hub") and real(module))
     _, notes = check("s3://bucket/train.jsonl", "hf://datasets/acme/refunds@" + "a" * 40 + "/eval.parquet")
     assert [note.split for note in notes] == ["train", "eval"]
     assert "planlint[s3]" in notes[0].message and "planlint[hf]" in notes[1].message
@@ -252,7 +252,7 @@ def web(tmp_path):
 
 def test_https_style_paths_are_read_with_range_requests(web, monkeypatch):
     server, root = web
-    monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")
+    monkeypatch.setenv(_addresses.PLAIN_HTTP_VARIABLE, "1")
     rows = [{"customer_id": f"c{n}", "prompt": f"p{n}", "payload": os.urandom(256).hex()} for n in range(3000)]
     (root / "train.parquet").write_bytes(parquet_bytes(rows))
     (root / "eval.jsonl").write_text('{"customer_id": "c1", "prompt": "x"}\n{"customer_id": "c2999", "prompt": "y"}\n')
@@ -267,7 +267,7 @@ def test_a_stalled_https_response_is_asked_once_and_ends_at_the_time_budget(web,
     """aiohttp's socket timeouts are per read, and fsspec asks a server that does not answer a
     HEAD again with a GET: a stalled server held the checks twice data.time_budget."""
     server, root = web
-    monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")
+    monkeypatch.setenv(_addresses.PLAIN_HTTP_VARIABLE, "1")
     (root / "train.jsonl").write_text('{"customer_id": "c1", "prompt": "x"}\n')
     (root / "eval.jsonl").write_text('{"customer_id": "c2", "prompt": "y"}\n')
     server.stall.add("/eval.jsonl")
@@ -283,13 +283,13 @@ def test_a_stalled_https_response_is_asked_once_and_ends_at_the_time_budget(web,
 
 def test_plain_http_is_refused_outside_tests(web, monkeypatch):
     server, root = web
-    monkeypatch.delenv(_sources.PLAIN_HTTP_VARIABLE, raising=False)
+    monkeypatch.delenv(_addresses.PLAIN_HTTP_VARIABLE, raising=False)
     (root / "eval.jsonl").write_text('{"customer_id": "c1"}\n')
     issues, notes = check(f"{server.url}/eval.jsonl", f"{server.url}/eval.jsonl?x=1")
     assert issues == [] and notes[0].over_budget
     assert "plain http:// is not read" in notes[0].message and "use https://" in notes[0].message
     assert server.requests == []
-    monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")  # the test switch opens loopback addresses only
+    monkeypatch.setenv(_addresses.PLAIN_HTTP_VARIABLE, "1")  # the test switch opens loopback addresses only
     _, notes = check("http://example.invalid/eval.jsonl", f"{server.url}/eval.jsonl")
     assert "plain http:// is not read" in notes[0].message
 
@@ -319,7 +319,7 @@ def test_a_redirect_is_not_followed_past_the_address_check(web, monkeypatch):
     outside = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
     threading.Thread(target=outside.serve_forever, daemon=True).start()
     try:
-        monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")
+        monkeypatch.setenv(_addresses.PLAIN_HTTP_VARIABLE, "1")
         (root / "eval.jsonl").write_text('{"customer_id": "c1"}\n')
         issues, notes = check(f"http://127.0.0.1:{outside.server_port}/train.jsonl", f"{inside.url}/eval.jsonl")
     finally:
@@ -376,7 +376,7 @@ def test_no_secret_reaches_any_output_format(store, web, tmp_path, fmt):
     fragment_secret = "frag-Jt40Mw28Qe"  # an OAuth implicit-flow token rides in the fragment
     eval_url = server.url.replace("http://", f"http://reader:{url_secret}@") + f"/missing.jsonl?token={token_secret}#access_token={fragment_secret}"
     write_plan(tmp_path, f"s3://{bucket}/train/*.parquet", eval_url)
-    env = dict(store.env(), **{_sources.PLAIN_HTTP_VARIABLE: "1", "HF_TOKEN": "hf-secret-Nn2Kq8Pp5"})
+    env = dict(store.env(), **{_addresses.PLAIN_HTTP_VARIABLE: "1", "HF_TOKEN": "hf-secret-Nn2Kq8Pp5"})
     result = run_cli(tmp_path, env, "--format", fmt, "--no-cache", "--require-data", "plans/")
     output = result.stdout + result.stderr
     assert "PL006" in output and "PL107" in output
@@ -388,7 +388,7 @@ def test_no_secret_reaches_any_output_format(store, web, tmp_path, fmt):
 def test_https_paths_to_non_public_addresses_are_refused(web, monkeypatch):
     server, root = web
     (root / "train.jsonl").write_text('{"customer_id": "c1"}\n')
-    monkeypatch.delenv(_sources.PLAIN_HTTP_VARIABLE, raising=False)
+    monkeypatch.delenv(_addresses.PLAIN_HTTP_VARIABLE, raising=False)
     url = server.url.replace("http://", "https://") + "/train.jsonl"  # the CI machine's own loopback
     issues, notes = check(url, url + "?x")
     assert issues == [] and notes[0].over_budget
@@ -396,7 +396,7 @@ def test_https_paths_to_non_public_addresses_are_refused(web, monkeypatch):
     assert server.requests == []
     # literal addresses are judged without any traffic: a cloud's metadata service, the private network
     for host in ("169.254.169.254", "10.0.0.8", "[::1]", "0.0.0.0"):
-        assert "non-public address" in _sources._non_public_host(f"https://{host}/latest/train.jsonl")
+        assert "non-public address" in _addresses.non_public_host(f"https://{host}/latest/train.jsonl")
 
 
 # --------------------------------------------------------------------------
@@ -480,7 +480,7 @@ def test_a_rebinding_dns_answer_cannot_point_the_read_at_the_runner_itself(tls_w
     proxy = ProxyRecorder()
     env = {key: value for key, value in os.environ.items()
            if not key.startswith("AWS_") and key.lower() not in ("no_proxy", "http_proxy", "https_proxy", "all_proxy")}
-    env.update({"SSL_CERT_FILE": str(authority), _sources.PLAIN_HTTP_VARIABLE: "1",  # the switch opens localhost only
+    env.update({"SSL_CERT_FILE": str(authority), _addresses.PLAIN_HTTP_VARIABLE: "1",  # the switch opens localhost only
                 "HTTPS_PROXY": proxy.url, "HTTP_PROXY": proxy.url, "ALL_PROXY": proxy.url})
     log = tmp_path / "dns.log"
     train = f"https://localhost:{port}/train.jsonl"
@@ -546,10 +546,10 @@ def test_the_clients_resolver_refuses_what_the_check_refuses(monkeypatch):
         except AddressRefused as error:
             return str(error)
 
-    monkeypatch.delenv(_sources.PLAIN_HTTP_VARIABLE, raising=False)
+    monkeypatch.delenv(_addresses.PLAIN_HTTP_VARIABLE, raising=False)
     answers["public.example"] = ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]
     assert outcome("public.example") == answers["public.example"]
-    assert _sources._non_public_host("https://public.example/x.jsonl") is None
+    assert _addresses.non_public_host("https://public.example/x.jsonl") is None
     # loopback, metadata, private, unspecified, unique local; IPv6 forms that carry a bad IPv4 address
     # (mapped, NAT64's well-known prefix, 6to4)
     for address in ("127.0.0.1", "169.254.169.254", "10.0.0.8", "0.0.0.0", "fd00::1", "::ffff:127.0.0.1",
@@ -558,11 +558,11 @@ def test_the_clients_resolver_refuses_what_the_check_refuses(monkeypatch):
         text = outcome("inside.example")
         assert text == (f"the host inside.example is at a non-public address ({ipaddress.ip_address(address)}): "
                         "planlint reads https:// split paths only from public addresses"), address
-        assert _sources._non_public_host("https://inside.example/x.jsonl") == text
+        assert _addresses.non_public_host("https://inside.example/x.jsonl") == text
     # the test switch opens loopback for a host written as localhost, never for another name
     answers["localhost"] = answers["sneaky.example"] = ["127.0.0.1"]
     assert isinstance(outcome("localhost"), str) and isinstance(outcome("sneaky.example"), str)
-    monkeypatch.setenv(_sources.PLAIN_HTTP_VARIABLE, "1")
+    monkeypatch.setenv(_addresses.PLAIN_HTTP_VARIABLE, "1")
     assert outcome("localhost") == ["127.0.0.1"]
     assert "non-public address (127.0.0.1)" in outcome("sneaky.example")
 

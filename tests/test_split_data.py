@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from planlint.services.split_data import DataIssue, DataNote, check_split_data
-from planlint.services.split_data import _base, _scan
+from planlint.services.split_data import _base, _scan, schemes
 from planlint.services.split_data.budget import UNLIMITED
 import planlint.services.split_data as split_data
 
@@ -829,17 +829,17 @@ def test_content_hash_of_a_large_file_in_halves(tmp_path, monkeypatch):
     data = bytes(range(256)) * 4099 + b"tail"
     path = tmp_path / "big.jsonl"
     path.write_bytes(data)
-    assert _base.content_sha256(path) == hashlib.sha256(data).hexdigest()  # small: the file's SHA-256
-    monkeypatch.setattr(_base, "HASH_SPLIT_BYTES", 1000)
+    assert schemes.content_sha256(path) == hashlib.sha256(data).hexdigest()  # small: the file's SHA-256
+    monkeypatch.setattr(schemes, "HASH_SPLIT_BYTES", 1000)
     half = len(data) // 2
     expected = "halves:" + hashlib.sha256(hashlib.sha256(data[:half]).digest() + hashlib.sha256(data[half:]).digest()).hexdigest()
-    assert _base.content_sha256(path) == expected
+    assert schemes.content_sha256(path) == expected
     assert threading.active_count() == 1 or all(thread.name != "planlint-hash" for thread in threading.enumerate())
     for position in (0, half - 1, half, len(data) - 1):  # a change anywhere changes it
         changed = bytearray(data)
         changed[position] ^= 1
         path.write_bytes(bytes(changed))
-        assert _base.content_sha256(path) != expected
+        assert schemes.content_sha256(path) != expected
     path.unlink()
     with pytest.raises(OSError):
-        _base.content_sha256(path)
+        schemes.content_sha256(path)

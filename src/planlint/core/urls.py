@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import re
 
-#: Schemes a split path may use, as written in plans.
-REMOTE_SCHEMES = ("s3", "gs", "gcs", "hf", "https", "http")
-
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
 #: Query parameters that pin an object and carry no secret: shown as written.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from typing import Any, Iterator
 
@@ -190,64 +189,23 @@ def runtime_version_unpinned(ctx: PlanContext) -> Iterator[Problem]:
         yield Problem(("runtime", "version"), f"runtime.version {show(runtime['version'])} is floating ({reason}): pin one exact version")
 
 
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_HF_LATE_REVISION = re.compile(r"^hf://[^/]+/[^/]+/[^/@]+(?P<file>/[^@]+)@(?P<revision>[^/@]+)$")
-_HF = re.compile(r"^hf://(?P<kind>datasets|spaces|models)/(?P<org>[^/@]+)/(?P<name>[^/@]+)(?:@(?P<revision>[^/]*))?(?P<file>/.*)?$")
-
-
 def split_path_pin(path: str) -> tuple[str, str, str] | None:
     """(severity, why it floats, the pinned form) for a split path that can change under the same name; None if pinned.
 
-    Local paths are pinned by the commit that holds them. `hf://` needs a
-    commit hash as its revision; an object-store key needs its version
-    (`?versionId=` on S3, `#generation` on GCS); an `https://` URL has no
-    version at all.
+    Local paths are pinned by the commit that holds them; what pins a path to
+    a store (a commit hash as an `hf://` revision, an object's version) is the
+    store's own knowledge (services/split_data/schemes). A path that certainly
+    follows new data is an error, one open to an overwrite a warning.
     """
-    scheme, sep, rest = path.partition("://")
-    if not sep:
+    if "://" not in path:
         return None
-    scheme = scheme.lower()
-    if scheme == "hf":
-        match = _HF.match(path)
-        if match and match.group("revision") and _COMMIT.match(match.group("revision")):
-            return None
-        late = _HF_LATE_REVISION.match(path) if match and not match.group("revision") else None
-        if late:
-            # huggingface_hub reads a revision only after the repository's name: FILE@REV names a file "FILE@REV"
-            revision = late.group("revision") if _COMMIT.match(late.group("revision")) else "<commit sha>"
-            pinned = f"hf://{match.group('kind')}/{match.group('org')}/{match.group('name')}@{revision}{late.group('file')}"
-            why = f"puts the revision {show(late.group('revision'))} after the file, where huggingface_hub reads it as part of the file's name"
-        elif match:
-            pinned = f"hf://{match.group('kind')}/{match.group('org')}/{match.group('name')}@<commit sha>{match.group('file') or ''}"
-            why = "has no revision, so it reads whatever was pushed last" if not match.group("revision") else \
-                f"names the revision {show(match.group('revision'))}, a branch or tag that can move, not a commit hash"
-        else:
-            pinned, why = "hf://datasets/ORG/NAME@<commit sha>/FILE", "is not of the form hf://datasets/ORG/NAME@REVISION/FILE with a commit hash"
-        return ERROR, why, pinned
-    # What the reader takes for a version (services/split_data/_sources): `?versionId=ID` or `#GENERATION` at the end.
-    from planlint.services.split_data._sources import GENERATION, VERSION_QUERY
+    # Deliberately lazy: the data services load only for plans whose splits name a store.
+    from planlint.services.split_data.schemes import floating
 
-    version = VERSION_QUERY.search(rest) if scheme == "s3" else GENERATION.search(rest) if scheme in ("gs", "gcs") else None
-    key = rest[: version.start()] if version else re.sub(r"\?versionId=$", "", rest) if scheme == "s3" else rest
-    if scheme in ("s3", "gs", "gcs") and re.search(r"[*?\[]", key):
-        return WARNING, ("is a glob, and the objects it matches can be added, removed or overwritten under the same names"), \
-            "the shards at a commit of a Hub dataset, hf://datasets/ORG/NAME@<commit sha>/train-*.parquet, or one versioned object per split"
-    if scheme == "s3":
-        if version and version.group(1) != "null":
-            return None
-        bare = f"{scheme}://{key}"
-        why = "names the null version, which a later upload to the key overwrites" if version else \
-            "names an object key without a version, and the object can be overwritten under that key"
-        return WARNING, why, f"{bare}?versionId=<version id>"
-    if scheme in ("gs", "gcs"):
-        if version:
-            return None
-        return WARNING, "names an object without a generation, and the object can be overwritten under that name", \
-            f"{path.split('#', 1)[0]}#<generation>"
-    if scheme in ("https", "http"):
-        return WARNING, "is a URL, and what it serves can be replaced under the same name", \
-            "a versioned location such as s3://BUCKET/KEY?versionId=<version id> or hf://datasets/ORG/NAME@<commit sha>/FILE"
-    return None
+    found = floating(path)
+    if found is None:
+        return None
+    return (ERROR if found.moves else WARNING), found.why, found.pinned
 
 
 @rule("PL107", "split-path-floating", ERROR)

@@ -49,6 +49,7 @@ from planlint.services.split_data._sources import DEFAULT_MAX_BYTES, OverBytes, 
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
 from planlint.services.split_data.budget import Budget
 from planlint.services.split_data.errors import OverBudget, OverLimit
+from planlint.services.split_data.schemes import content_sha256
 
 #: Seconds the data checks of one plan may take (`data.time_budget`): about
 #: 20 million rows here; a gzip bomb or a file of empty lines stops there.
@@ -234,7 +235,7 @@ def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cach
     if max_bytes is not None:
         for split, path in (("train", train_path), ("eval", eval_path)):
             local = [path] if isinstance(path, Path) else [item for item in path.objects if isinstance(item, Path)]
-            size = sum(_sources._local_size(item) for item in local)
+            size = sum(_sources.local_size(item) for item in local)
             if size > max_bytes:
                 return [], [DataNote(split, f"{path}: {size:,} bytes on disk, more than {limit_text(max_bytes)} (limit data.max_bytes); data-aware checks skipped", over_budget=True)]
 
@@ -645,7 +646,7 @@ def _file_note(side: _Side, fields: Fields) -> DataNote | None:
 
 
 def _file_sha256(path: Path) -> str:
-    return _base.content_sha256(path)
+    return content_sha256(path)
 
 
 def _content_ids(path):

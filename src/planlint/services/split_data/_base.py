@@ -202,66 +202,6 @@ class Fields:
         self.inputs = inputs  # None: DEFAULT_INPUT_FIELDS, the first present per row
 
 
-#: A local file at least this large is hashed (for the cache key) in two
-#: halves at once: a thread for the first, this thread for the second
-#: (hashlib and file reads release the GIL, so both cores work).
-HASH_SPLIT_BYTES = 32 << 20
-
-
-def _sha256_of(path, start: int, end: Optional[int]) -> bytes:
-    """SHA-256 of the bytes from `start` up to `end` (None: the end of the file)."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    block = bytearray(1 << 20)
-    view = memoryview(block)
-    with open(path, "rb", buffering=0) as handle:
-        handle.seek(start)
-        left = None if end is None else end - start
-        while left is None or left > 0:
-            count = handle.readinto(view if left is None or left >= len(block) else view[:left])
-            if not count:
-                break
-            digest.update(view[:count])
-            if left is not None:
-                left -= count
-    return digest.digest()
-
-
-def content_sha256(path) -> str:
-    """The content identity of a local file for the cache key: the hex SHA-256
-    of its bytes; for a file of HASH_SPLIT_BYTES or more, "halves:" and the hex
-    SHA-256 of the SHA-256s of its two halves, computed at the same time.
-    Raises OSError. Any thread it starts has ended when it returns (the data
-    checks fork workers only in a process without threads)."""
-    import os
-    import threading
-
-    size = os.path.getsize(path)
-    if size < HASH_SPLIT_BYTES:
-        return _sha256_of(path, 0, None).hex()
-    import hashlib
-
-    half = size // 2
-    first: list = []
-
-    def hash_first() -> None:
-        try:
-            first.append(_sha256_of(path, 0, half))
-        except BaseException as error:  # re-raised in the caller's thread
-            first.append(error)
-
-    thread = threading.Thread(target=hash_first, name="planlint-hash", daemon=True)
-    thread.start()
-    try:
-        second = _sha256_of(path, half, None)
-    finally:
-        thread.join()
-    if isinstance(first[0], BaseException):
-        raise first[0]
-    return "halves:" + hashlib.sha256(first[0] + second).hexdigest()
-
-
 def open_split(path: Path, gz: bool):
     """A binary stream of a split file, or of a remote object (anything with `open_binary()`, see _sources)."""
     opener = getattr(path, "open_binary", None)

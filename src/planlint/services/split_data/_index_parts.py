@@ -41,7 +41,6 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import stat
 import sys
 from array import array
@@ -58,7 +57,8 @@ from planlint.services.split_data import _scan
 from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample, rows_from
 from planlint.services.split_data._formats import iter_batches
-from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source, _file_sha256
+from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source
+from planlint.services.split_data.schemes import LOCAL_FILES, scheme_of
 
 #: The seal's cache names of the entries.
 PART_CACHE_NAME = "split-data-index-part"
@@ -70,20 +70,11 @@ TEXTS_PER_OBJECT = 4096
 _PLAIN = (str, int, float, bool, type(None))
 
 
-_HF_REVISION = re.compile(r"^(hf://[^/]+/[^/]+/[^/@]+)@[^/]+")
-
-
 def content_identity(identity: list) -> list:
-    """An object's [uri, id, size] as a cache key part: an `hf://` URI without its revision, since
-    the id (the Hub's blob id or LFS SHA-256) names the content, and a new commit of the dataset
-    must not make its unchanged files miss; a local file by its SHA-256 alone (not its absolute
-    path: a checkout in another directory, as CI runners make, finds the same parts)."""
-    uri = identity[0]
-    if isinstance(identity[1], str) and identity[1].startswith("sha256:") and identity[2] is None:
-        return [None, identity[1], None]
-    if isinstance(uri, str) and uri.startswith("hf://"):
-        return [_HF_REVISION.sub(r"\1", uri), *identity[1:]]
-    return list(identity)
+    """An object's [uri or local path, id, size] as a cache key part: what its store says must not
+    change for the part to still be the object's (schemes.Scheme.content_key)."""
+    store = scheme_of(identity[0]) if isinstance(identity[0], str) else None
+    return list(identity) if store is None else store.content_key(identity)
 
 
 class _ObjectCache:
@@ -109,7 +100,7 @@ class _ObjectCache:
             identity = [item.uri, item.identity, item.size]
         else:
             try:
-                identity = [str(item), "sha256:" + _file_sha256(item), None]
+                identity = [str(item), LOCAL_FILES.identity_of(item), None]
             except OSError:
                 return None
         material = self.base + "\0" + json.dumps(content_identity(identity))

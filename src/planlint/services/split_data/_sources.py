@@ -23,7 +23,6 @@ which masks URLs' secrets and the values of credential variables.
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
 import io
 import logging
 import os
@@ -35,16 +34,14 @@ import warnings
 from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Iterator, Optional
-from urllib.parse import urlsplit
 
 from planlint.core.urls import mask_uris, scheme, show_uri
-from planlint.services.split_data._addresses import PLAIN_HTTP_VARIABLE, AddressRefused
-from planlint.services.split_data._addresses import non_public_host as _non_public_host
-from planlint.services.split_data._addresses import plain_http_allowed as _plain_http_allowed
-from planlint.services.split_data._base import FileReport, UnsupportedFormat, content_sha256, detect_format, rows_from
-from planlint.services.split_data.errors import OverBudget, OverLimit
-from planlint.services.split_data.budget import Budget
+from planlint.services.split_data._addresses import AddressRefused
+from planlint.services.split_data._base import FileReport, UnsupportedFormat, detect_format, rows_from
 from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
+from planlint.services.split_data.budget import Budget
+from planlint.services.split_data.errors import OverBudget, OverLimit
+from planlint.services.split_data.schemes import LOCAL_FILES, Scheme, has_magic, listed_size, scheme_of, schemes_read
 
 #: `data.max_bytes`: what one split may read from storage, by default (2 GiB).
 DEFAULT_MAX_BYTES = 2 << 30
@@ -54,30 +51,6 @@ MAX_OBJECTS = 10_000
 
 #: Read block of a streamed object (JSON Lines, CSV): one block is held at a time.
 STREAM_BLOCK = 4 << 20
-
-#: scheme -> (the extra that brings its filesystem, the modules it needs)
-EXTRAS = {
-    "s3": ("s3", ("fsspec", "s3fs")),
-    "gs": ("gcs", ("fsspec", "gcsfs")),
-    "gcs": ("gcs", ("fsspec", "gcsfs")),
-    "hf": ("hf", ("fsspec", "huggingface_hub")),
-    "https": ("https", ("fsspec", "aiohttp")),
-    "http": ("https", ("fsspec", "aiohttp")),
-}
-
-_PACKAGE = {"s3fs": "s3fs", "gcsfs": "gcsfs", "huggingface_hub": "huggingface_hub", "aiohttp": "aiohttp", "fsspec": "fsspec"}
-
-_MAGIC = re.compile(r"[*?\[]")
-
-_VERSION_QUERY = re.compile(r"\?versionId=([^&#]+)$")
-VERSION_QUERY = _VERSION_QUERY  # also what PL107 takes for a pinned S3 path
-
-_GENERATION = re.compile(r"#(\d+)$")
-GENERATION = _GENERATION  # also what PL107 takes for a pinned GCS path
-
-#: gcsfs's (and google-cloud-storage's) switch to a GCS emulator's address.
-GCS_EMULATOR_VARIABLE = "STORAGE_EMULATOR_HOST"
-
 
 class SourceProblem(Exception):
     """A split's objects cannot be listed or opened. `reason` is safe to show."""
@@ -107,86 +80,29 @@ def safe_text(text: str) -> str:
     return text[:300]
 
 
-class RedirectRefused(Exception):
-    """An http(s) server answered with a redirect, which is never followed (see `_refuse_redirects`)."""
-
-
-async def _refuse_redirects(response) -> None:
-    """aiohttp's response check for http(s) split objects: a redirect is an error, not a hop.
-
-    The public-address check looks at the host the plan names; a public
-    server could redirect the runner to its instance metadata or the
-    private network, so redirects are not followed (`allow_redirects=False`)
-    and a 3xx answer is refused here rather than read as the object's bytes.
-    """
-    if 300 <= response.status < 400:
-        raise RedirectRefused(f"the server redirects (HTTP {response.status}), and redirects are not followed:"
-                              " name the object's own address")
-    response.raise_for_status()
-
-
-def _refusal(error: BaseException) -> Optional[Exception]:
-    """The RedirectRefused or AddressRefused behind `error`, or None: fsspec reports it as a
-    FileNotFoundError caused by it, aiohttp as a connection error caused by it."""
-    seen = 0
-    while error is not None and seen < 8:
-        if isinstance(error, (RedirectRefused, AddressRefused)):
-            return error
-        error, seen = error.__cause__ or error.__context__, seen + 1
-    return None
-
-
-#: What huggingface_hub's FileNotFoundError was caused by -> what is missing (HfFileSystem
-#: raises FileNotFoundError for a missing file, revision or repository alike).
-_HUB_MISSING = (
-    ("RevisionNotFoundError", "does not exist (the dataset has no such revision)"),
-    ("GatedRepoError", "cannot be read (the dataset is gated and the token in HF_TOKEN has not been granted access)"),
-    ("RepositoryNotFoundError", "does not exist (no such dataset, or it is private and no token in HF_TOKEN opens it)"),
-)
-
-
-def _not_found(error: BaseException) -> str:
-    """Why a FileNotFoundError's object is missing, as shown after the split path."""
-    causes = {kind.__name__ for kind in type(error.__cause__).__mro__} if error.__cause__ is not None else set()
-    for name, text in _HUB_MISSING:  # the most specific first
-        if name in causes:
-            return text
-    return "does not exist"
-
-
-def _error_text(error: BaseException) -> str:
-    refused = _refusal(error)
+def _error_text(store: Scheme, error: BaseException) -> str:
+    refused = store.refused(error)
     if refused is not None:
         return str(refused)
     if isinstance(error, FileNotFoundError):
         return "no such object"
-    if any(kind.__name__ == "GatedRepoError" for kind in type(error).__mro__):  # huggingface_hub's, a 403
-        return "access denied: the dataset is gated and the token in HF_TOKEN has not been granted access"
-    if isinstance(error, PermissionError) or _http_status(error) in (401, 403):
+    said = store.error_text(error)
+    if said is not None:
+        return said
+    if isinstance(error, PermissionError) or store.http_status(error) in (401, 403):
         return "access denied"
     if isinstance(error, OSError) and error.strerror:
         return safe_text(error.strerror)
     return safe_text(str(error) or type(error).__name__)
 
 
-def _http_status(error: BaseException) -> Optional[int]:
-    """The HTTP status behind a client library's error, when it says one: gcsfs raises a plain
-    OSError('Forbidden: URL ...') for a 403, huggingface_hub an error holding the response."""
-    status = getattr(getattr(error, "response", None), "status_code", None)
-    if isinstance(status, int):
-        return status
-    if isinstance(error, OSError) and not error.strerror and str(error).startswith("Forbidden: "):
-        return 403
-    return None
-
-
-def _problem(shown: str, failed: str, error: BaseException) -> "SourceProblem":
+def _problem(store: Scheme, shown: str, failed: str, error: BaseException) -> "SourceProblem":
     """The note for `error` met while reaching `shown`: a non-public address is said as the
     check before any request says it (`shown: the host H is at a non-public address ...`)."""
-    refused = _refusal(error)
+    refused = store.refused(error)
     if isinstance(refused, AddressRefused):
         return SourceProblem(f"{shown}: {refused}")
-    return SourceProblem(f"{shown}: {failed} ({_error_text(error)})")
+    return SourceProblem(f"{shown}: {failed} ({_error_text(store, error)})")
 
 
 # --------------------------------------------------------------------------
@@ -196,9 +112,10 @@ def _problem(shown: str, failed: str, error: BaseException) -> "SourceProblem":
 class RemoteObject:
     """One object of a remote split; the readers open it with `open_binary()`."""
 
-    def __init__(self, fs: Any, fs_path: str, name: str, uri: str, size: Optional[int], identity: Optional[str],
+    def __init__(self, scheme: Scheme, fs: Any, fs_path: str, name: str, uri: str, size: Optional[int], identity: Optional[str],
                  counter: "ByteCounter", open_options: dict, budget: Budget, deadline: Optional[float] = None,
                  origin: Optional[tuple[str, str]] = None) -> None:
+        self.scheme = scheme  # its store
         self.fs, self.fs_path = fs, fs_path
         self.budget = budget  # the check's, checked at each read
         # (scheme, the split path as given): what a worker process builds its own client from (_workers)
@@ -223,13 +140,13 @@ class RemoteObject:
         except Exception as error:  # FileNotFoundError, PermissionError, client errors
             self.budget.check()
             _check_past(self.deadline)
-            raise _problem(self.uri, "could not be opened", error) from None
+            raise _problem(self.scheme, self.uri, "could not be opened", error) from None
         try:
             self._opened(handle)
         except BaseException:
             handle.close()
             raise
-        return _Counted(handle, self.counter, self.uri, self.budget, self.deadline, self)
+        return _Counted(handle, self.counter, self.uri, self.budget, self.deadline, self, self.scheme)
 
     def _opened(self, handle) -> None:
         """Called with each file opened, before it is read (a worker's objects check their identity here)."""
@@ -272,7 +189,7 @@ def bounded(call, deadline: Optional[float]):
     credential chain has timeouts of its own.
     The call runs in a daemon thread that is left behind if it outlives the
     deadline (its result is dropped); the data checks end there. The clients are
-    built to retry nothing and to time out at the budget (_filesystem), so what
+    built to retry nothing and to time out at the budget (filesystem), so what
     is left behind ends about then too, without another request.
     """
     if deadline is None:
@@ -318,10 +235,10 @@ class _Counted(io.RawIOBase):
     """A remote file that counts what is read (data.max_bytes) and checks the time budget at each read."""
 
     def __init__(self, handle, counter: ByteCounter, uri: str, budget: Budget, deadline: Optional[float] = None,
-                 tally: Optional[RemoteObject] = None) -> None:
+                 tally: Optional[RemoteObject] = None, scheme: Scheme = LOCAL_FILES) -> None:
         super().__init__()
         self._handle, self._counter, self._uri, self._deadline, self._tally = handle, counter, uri, deadline, tally
-        self._budget = budget
+        self._budget, self._scheme = budget, scheme
         self.size = getattr(handle, "size", None)
 
     def readable(self) -> bool:
@@ -345,7 +262,7 @@ class _Counted(io.RawIOBase):
         except Exception as error:  # a timeout past the budget is the budget
             self._budget.check()
             _check_past(self._deadline)
-            raise _problem(self._uri, "could not be read", error) from None
+            raise _problem(self._scheme, self._uri, "could not be read", error) from None
         if self._tally is not None:
             self._tally.bytes_read += len(data)
         self._counter.add(len(data))
@@ -393,7 +310,7 @@ class Source:
     def size(self) -> int:
         total = 0
         for item in self.objects:
-            size = item.size if isinstance(item, RemoteObject) else _local_size(item)
+            size = item.size if isinstance(item, RemoteObject) else local_size(item)
             total += size or 0
         return total
 
@@ -406,7 +323,7 @@ class Source:
                     return None
                 out.append([item.uri, item.identity, item.size])
             else:
-                out.append([str(item), "sha256:" + _file_sha256(item), None])
+                out.append([str(item), LOCAL_FILES.identity_of(item), None])
         return out
 
     def locate(self, row: int) -> tuple[str, int]:
@@ -437,23 +354,16 @@ class Source:
         report.absent_columns = [name for name, count in absent.items() if count == len(self.objects)]
 
 
-def _local_size(path) -> int:
+def local_size(path) -> int:
+    """A local file's size on disk, 0 when it cannot be read."""
     try:
         return os.stat(path).st_size
     except OSError:
         return 0
 
 
-def _file_sha256(path) -> str:
-    return content_sha256(path)
-
-
 # --------------------------------------------------------------------------
 # local globs
-
-
-def has_magic(value: str) -> bool:
-    return _MAGIC.search(value) is not None
 
 
 def local_glob(base: Path, pattern: str) -> list[tuple[str, Path]]:
@@ -548,35 +458,17 @@ def _fixed_prefix(pattern: str) -> str:
 # remote objects
 
 
-def _have(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def missing_extra(uri_scheme: str) -> Optional[tuple[str, str]]:
-    """(extra, package) when the filesystem of `uri_scheme` is not installed, else None."""
-    extra, modules = EXTRAS[uri_scheme]
-    for module in modules:
-        if not _have(module):
-            return extra, _PACKAGE[module]
-    return None
-
-
 def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: Budget) -> Source:
     """List the objects `value` names (one, or a glob's sorted matches) without reading them, within `budget`."""
     shown = show_uri(value)
     kind = scheme(value)
-    if kind not in EXTRAS:
-        raise SourceProblem(f"{shown}: the scheme {kind}:// is not read (use s3://, gs://, hf://, https:// or a path in the repository)")
-    if kind == "http" and not _plain_http_allowed(value):
-        raise SourceProblem(f"{shown}: plain http:// is not read (the data could be changed on the way): use https://")
-    if kind in ("http", "https"):
-        refused = _non_public_host(value)  # early and clear; the client checks again when it connects (_resolver)
-        if refused:
-            raise SourceProblem(f"{shown}: {refused}")
-    lacking = missing_extra(kind)
+    store = scheme_of(value)
+    if store is None or store is LOCAL_FILES:
+        raise SourceProblem(f"{shown}: the scheme {kind}:// is not read (use {schemes_read()} or a path in the repository)")
+    refused = store.refusal(value)
+    if refused:
+        raise SourceProblem(f"{shown}: {refused}")
+    lacking = store.missing_extra()
     if lacking is not None:
         extra, package = lacking
         raise SourceProblem(f"{shown}: reading {kind}:// paths needs the optional extra: pip install 'planlint[{extra}]' ({package})",
@@ -584,18 +476,18 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
     counter = ByteCounter(max_bytes, split)
     # Every call into a client (building it, listing, opening, each read) is bounded by the
     # budget's deadline: the clients' own timeouts are per request and their retries multiply
-    # them (see _filesystem), and huggingface_hub takes no timeout from planlint at all.
+    # them (see filesystem), and huggingface_hub takes no timeout from planlint at all.
     timeout = budget.remaining()
     deadline = time.monotonic() + timeout if timeout is not None else None
     try:
-        fs, fs_path, version = bounded(lambda: _filesystem(kind, value, timeout), deadline)
+        fs, fs_path, version = bounded(lambda: filesystem(store, value, timeout), deadline)
     except OverLimit:
         raise
     except Exception as error:  # a credential chain that fails, a bad endpoint variable
         budget.check()
         _check_past(deadline)
-        raise _problem(shown, "could not be listed", error) from None
-    glob = has_magic(fs_path) and kind not in ("http", "https")
+        raise _problem(store, shown, "could not be listed", error) from None
+    glob = has_magic(fs_path) and store.globs
     try:
         if glob:
             if version is not None:
@@ -608,8 +500,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
             if len(entries) > MAX_OBJECTS:
                 raise SourceProblem(f"{shown}: matches more than {MAX_OBJECTS:,} objects")
         else:
-            info = bounded(lambda: fs.info(fs_path, **({"version_id": version} if version is not None and kind == "s3" else {}),
-                                           **_cancel_at(fs, deadline)), deadline)
+            info = bounded(lambda: fs.info(fs_path, **store.info_options(version), **_cancel_at(fs, deadline)), deadline)
             budget.check()
             if info.get("type", "file") != "file":
                 raise SourceProblem(f"{shown}: is not an object (a prefix or directory; use a glob such as {shown.rstrip('/')}/*.parquet)")
@@ -621,27 +512,16 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
     except Exception as error:
         budget.check()  # a timeout past the budget is the budget
         _check_past(deadline)
-        if isinstance(error, FileNotFoundError) and _refusal(error) is None:
-            raise SourceProblem(f"{shown}: {_not_found(error)}") from None
-        raise _problem(shown, "could not be listed", error) from None
+        if isinstance(error, FileNotFoundError) and store.refused(error) is None:
+            raise SourceProblem(f"{shown}: {store.missing_reason(error)}") from None
+        raise _problem(store, shown, "could not be listed", error) from None
     prefix = _fixed_prefix(fs_path) if glob else ""
     objects, names = [], []
     for path, info in entries:
-        if kind in ("http", "https"):
-            name = urlsplit(path).path.rsplit("/", 1)[-1]
-        else:
-            name = path[len(prefix):] if prefix and path.startswith(prefix) else path.rsplit("/", 1)[-1]
-            if version is not None and kind in ("gs", "gcs"):
-                name = name[: -len(version) - 1]  # the object's name, without its '#generation'
-        uri = show_uri(_uri(kind, value, path, version))
-        options: dict = {}
-        object_version = version
-        if object_version is not None and kind == "s3":
-            options["version_id"] = object_version
-        if kind in ("http", "https") and _size(info) is not None and info.get("partial", True):
-            options["size"] = _size(info)  # known from the listing: fsspec would ask the server again at open
-        objects.append(RemoteObject(fs, path, name, uri, _size(info), _identity(kind, info, object_version), counter, options, budget,
-                                    deadline, origin=(kind, value)))
+        name = store.object_name(path, prefix, version)
+        uri = show_uri(store.object_uri(value, path, version))
+        objects.append(RemoteObject(store, fs, path, name, uri, listed_size(info), store.identity(info, version), counter,
+                                    store.open_options(info, version), budget, deadline, origin=(kind, value)))
         names.append(safe_name(name))
     return Source(shown, objects, names, sharded=glob)
 
@@ -650,56 +530,6 @@ def safe_name(name: str) -> str:
     """An object name for a message: control and format characters escaped, at most 120 characters."""
     out = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in name)
     return out if len(out) <= 120 else out[:119] + "…"
-
-
-def _size(info: dict) -> Optional[int]:
-    size = info.get("size", info.get("Size"))
-    return int(size) if isinstance(size, int) else None
-
-
-def _identity(kind: str, info: dict, version: Optional[str]) -> Optional[str]:
-    """What names this object's content: a version id or generation, else the ETag (or the Hub's blob id)."""
-    if version is not None:
-        return f"version:{version}"
-    for key in ("VersionId", "generation", "blob_id"):
-        value = info.get(key)
-        if value and value != "null":
-            return f"{key}:{value}"
-    lfs = info.get("lfs")
-    if isinstance(lfs, dict) and lfs.get("sha256"):
-        return f"sha256:{lfs['sha256']}"
-    for key in ("ETag", "etag", "md5Hash"):
-        value = info.get(key)
-        if value:
-            return f"etag:{value}:{_size(info)}"
-    return None
-
-
-def identities(kind: str, info: dict, version: Optional[str]) -> set:
-    """Every identity `_identity` could give an object of this `info`, whatever the listing
-    it came from held: a HEAD answer holds a VersionId that a bucket listing lacks."""
-    found = set() if version is None else {f"version:{version}"}
-    for key in ("VersionId", "generation", "blob_id"):
-        value = info.get(key)
-        if value and value != "null":
-            found.add(f"{key}:{value}")
-    lfs = info.get("lfs")
-    if isinstance(lfs, dict) and lfs.get("sha256"):
-        found.add(f"sha256:{lfs['sha256']}")
-    for key in ("ETag", "etag", "md5Hash"):
-        value = info.get(key)
-        if value:
-            found.add(f"etag:{value}:{_size(info)}")
-    return found
-
-
-def _uri(kind: str, value: str, path: str, version: Optional[str]) -> str:
-    if kind in ("http", "https"):
-        return path
-    if kind == "hf":
-        return "hf://" + path
-    prefix = "gs" if kind in ("gs", "gcs") else kind
-    return f"{prefix}://{path}" + (f"?versionId={version}" if version and kind == "s3" else "")
 
 
 #: The client libraries' loggers (and their children): none of their lines reach planlint's output.
@@ -740,88 +570,14 @@ def _quiet_clients(fs=None) -> None:
             fs.loop.set_exception_handler(lambda loop, context: None)
 
 
-def _retry_once(fs) -> None:
-    """gcsfs retries each request 6 times (sleeping 1, 2, 4, 8, 16 s between), a number fixed
-    by the decorator on its methods when the class is made: `fs` gets them with one attempt."""
-    import types
-
-    from gcsfs.retry import retry_request
-
-    for name in ("_request", "_get_file_request"):
-        method = getattr(type(fs), name, None)
-        plain = getattr(method, "__wrapped__", None)
-        if plain is not None:
-            setattr(fs, name, types.MethodType(retry_request(retries=1)(plain), fs))
-
-
-def _filesystem(kind: str, value: str, timeout: Optional[float]):
-    """(fsspec filesystem, its path for `value`, the S3 version id or GCS generation, or None)."""
+def filesystem(store: Scheme, value: str, timeout: Optional[float]):
+    """(fsspec filesystem, its path for `value`, the version `value` names or None), each request of
+    the client timing out at the remaining budget and a second, so that planlint's deadline (which
+    cancels a listing there, see _cancel_at) always comes first and a request given up at the
+    timeout is never followed by another one (fsspec's HTTP info tries a GET after a failed HEAD)."""
     _quiet_clients()
-    fs, path, version = _client(kind, value, timeout)
+    path, version = store.locate(value)
+    wait = None if timeout is None else max(1.0, min(timeout, 300.0)) + 1.0
+    fs = store.client(version, wait)
     _quiet_clients(fs)
     return fs, path, version
-
-
-def _client(kind: str, value: str, timeout: Optional[float]):
-    import fsspec  # optional extra, imported only for a remote split
-
-    # Each request's timeout: the remaining budget and a second, so that planlint's deadline (which
-    # cancels a listing there, see _cancel_at) always comes first and a request given up at the
-    # timeout is never followed by another one (fsspec's HTTP info tries a GET after a failed HEAD).
-    wait = None if timeout is None else max(1.0, min(timeout, 300.0)) + 1.0
-    if kind == "s3":
-        match = _VERSION_QUERY.search(value)
-        version = match.group(1) if match else None
-        path = value[len("s3://"):]
-        if match:
-            path = path[: -len(match.group(0))]
-        # One attempt per request: botocore's retries (max_attempts counts the first) and
-        # s3fs's own around each call (S3FileSystem.retries, 5, with no constructor argument)
-        # would each wait read_timeout again, five times the budget on a stalled response.
-        config = {"retries": {"max_attempts": 1, "mode": "standard"}}
-        if wait is not None:
-            config.update(connect_timeout=wait, read_timeout=wait)
-        fs = fsspec.filesystem("s3", skip_instance_cache=True, version_aware=version is not None, config_kwargs=config)
-        fs.retries = 1
-        return fs, path, version
-    if kind in ("gs", "gcs"):
-        path = value.split("://", 1)[1]
-        match = _GENERATION.search(path)
-        # The generation stays in the path ('#N', version_aware): gcsfs reads that
-        # generation only when the path names it (its files' range reads pass the path alone).
-        options: dict = {"skip_instance_cache": True, "version_aware": match is not None, "access": "read_only"}
-        if wait is not None:
-            import aiohttp
-
-            # requests_timeout is each request's (aiohttp's default is 5 minutes); timeout only a few calls'
-            options.update(timeout=wait, requests_timeout=aiohttp.ClientTimeout(total=wait, sock_connect=wait, sock_read=wait))
-        if os.environ.get(GCS_EMULATOR_VARIABLE, "") in ("", "default"):
-            fs = fsspec.filesystem("gcs", **options)
-        else:
-            # An emulator takes no credentials (google-cloud-storage's own client is anonymous
-            # there too): the Application Default Credentials chain would ask the GCE metadata
-            # service over the network, and send a real token to the emulator's host. And it
-            # speaks the JSON API only: gcsfs's default filesystem (its zonal and hierarchical
-            # bucket support) first asks for the bucket's layout over gRPC, which an emulator
-            # never answers, and waits a minute per bucket. Its JSON API filesystem is used.
-            from gcsfs.core import GCSFileSystem
-
-            fs = GCSFileSystem(token="anon", **options)
-        _retry_once(fs)
-        return fs, path, match.group(1) if match else None
-    if kind == "hf":
-        fs = fsspec.filesystem("hf", skip_instance_cache=True)
-        return fs, value[len("hf://"):], None
-    # the session connects to public addresses only, checked when it resolves the name
-    # (DNS rebinding), and without proxies from the environment: see _resolver (imported
-    # here: it needs aiohttp, an optional extra)
-    from planlint.services.split_data._resolver import public_client
-
-    client: dict = {"raise_for_status": _refuse_redirects}
-    if wait is not None:
-        import aiohttp
-
-        client["timeout"] = aiohttp.ClientTimeout(total=wait, sock_connect=wait, sock_read=wait)
-    fs = fsspec.filesystem(kind, skip_instance_cache=True, client_kwargs=client, get_client=public_client,
-                           allow_redirects=False)
-    return fs, value, None

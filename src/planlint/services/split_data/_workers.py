@@ -21,7 +21,7 @@ read here.
   otherwise they are ended unused. `PLANLINT_DATA_WORKERS=1` turns them off.
 - **The same objects.** A worker cannot use this process's clients (their
   event loop is in a thread it does not have): it builds its own from the
-  split path as given, by the same code (`_sources._filesystem`: timeouts from
+  split path as given, by the same code (`_sources.filesystem`: timeouts from
   the budget, no retries, the public-address resolver for https), is given
   what the listing told this process's client (its listing cache: s3fs then
   reads a listed object without a HEAD, with `If-Match` on the listed ETag,
@@ -69,6 +69,7 @@ from planlint.services.split_data import _index_parts, _scan, _sources
 from planlint.services.split_data._base import FILE
 from planlint.services.split_data.errors import OverBudget, OverLimit
 from planlint.services.split_data.budget import Budget
+from planlint.services.split_data.schemes import LOCAL_FILES, Scheme, scheme_of
 from planlint.services.split_data._index_parts import _read_ahead
 from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source
 
@@ -100,15 +101,11 @@ def _preload(given) -> None:
     for value in given:
         if not _remote(value):
             continue
-        kind = _sources.scheme(value)
-        if kind not in _sources.EXTRAS or _sources.missing_extra(kind) is not None:
+        store = scheme_of(value)
+        if store is None or store is LOCAL_FILES or store.missing_extra() is not None:
             continue
         try:
-            import fsspec
-
-            fsspec.get_filesystem_class(kind)  # imports s3fs, gcsfs, huggingface_hub, aiohttp
-            if kind in ("http", "https"):
-                from planlint.services.split_data import _resolver  # noqa: F401  (aiohttp's resolver, for the client)
+            store.preload()  # its client's modules: s3fs, gcsfs, huggingface_hub, aiohttp
             path = value.split("?", 1)[0].split("#", 1)[0].lower()
             if path.endswith((".parquet", ".pq")):
                 if "pyarrow" not in sys.modules:
@@ -497,8 +494,7 @@ class _ListedObject(RemoteObject):
             details = None
         if not isinstance(details, dict):
             details = _sources.bounded(lambda: self.fs.info(self.fs_path), self.deadline)
-        kind, version = self.origin[0], self.version
-        if self.identity not in _sources.identities(kind, details, version):
+        if self.identity not in self.scheme.identities(details, self.version):
             raise ObjectChanged(f"{self.uri}: not the object listed")
 
 
@@ -523,15 +519,24 @@ class _Worker:
             raise ObjectChanged("the index's digest differs in the worker")
         self.setup, self.index = setup, index
 
+    @staticmethod
+    def _scheme(origin: tuple) -> Scheme:
+        """The store of the split path `origin` names (a remote one: the planlint process listed it)."""
+        store = scheme_of(origin[1])
+        if store is None or store is LOCAL_FILES:
+            raise ObjectChanged(f"{origin[0]}:// is no store")
+        return store
+
     def _client(self, origin: tuple, deadline: Optional[float], listing: Optional[dict] = None):
         if origin not in self.clients:
-            kind, value = origin
+            store = self._scheme(origin)
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            made = _sources.bounded(lambda: _sources._filesystem(kind, value, timeout), deadline)
+            made = _sources.bounded(lambda: _sources.filesystem(store, origin[1], timeout), deadline)
             if listing:
                 made[0].dircache.update(listing)
-            if kind == "s3":
-                _sources.bounded(made[0].connect, deadline)  # the client itself (service model, endpoints), made lazily
+            connect = store.connect(made[0])
+            if connect is not None:
+                _sources.bounded(connect, deadline)
             self.clients[origin] = made
         return self.clients[origin]
 
@@ -547,7 +552,7 @@ class _Worker:
             return ("error", position, error, 0)
         except Exception as error:  # this process reads it, and says what went wrong if it does too
             return ("fallback", position, f"a worker could not build its client ({type(error).__name__})", 0)
-        item = _ListedObject(fs, task["fs_path"], task["name"], task["uri"], task["size"], task["identity"], counter,
+        item = _ListedObject(self._scheme(task["origin"]), fs, task["fs_path"], task["name"], task["uri"], task["size"], task["identity"], counter,
                              task["options"], budget, task["deadline"], origin=task["origin"])
         item.version = version
         spec = _scan.SideSpec(setup["split"], item, setup["fmt"], setup["gz"], setup["fields"], setup["cut"], budget)
