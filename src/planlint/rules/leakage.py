@@ -171,11 +171,12 @@ def inputs(ctx: PlanContext) -> list[Path]:
                 found = True
                 break
         if not found and _has_magic(value):  # a glob: its matches (diff mode re-lints a plan whose shard changed)
+            from planlint.services.split_data.errors import DataError  # lazy, as below
+
             try:
                 looked.extend(file for _, file in _resolve_glob(value, ctx) or [])
-            except Exception as error:  # more matches than a split may have: the check says so
-                if getattr(error, "reason", None) is None:
-                    raise
+            except DataError:  # more matches than a split may have: the check says so
+                pass
     return looked
 
 
@@ -206,14 +207,12 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
         found = _resolve(value, ctx)
         if found is None and _has_magic(value):
             from planlint.services.split_data import GlobMatches  # lazy, as below
+            from planlint.services.split_data.errors import DataError
 
             try:
                 matches = _resolve_glob(value, ctx)
-            except Exception as error:  # more matches than a split may have
-                reason = getattr(error, "reason", None)
-                if reason is None:
-                    raise
-                message = f"splits.{split}.path {show(value)}: {reason}"
+            except DataError as error:  # more matches than a split may have
+                message = f"splits.{split}.path {show(value)}: {error.message}"
                 if settings.get("require"):
                     problems.append(Problem(("splits", split, "path"), f"{message}, and data checks are required (--require-data)", code="PL006"))
                 else:

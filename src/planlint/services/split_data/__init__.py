@@ -34,21 +34,14 @@ from pathlib import Path
 from typing import Callable
 
 from planlint.services.split_data import _base, _index_parts, _scan, _sources, _workers
-from planlint.services.split_data._base import (
-    Fields,
-    FileReport,
-    MissingExtra,
-    Sample,
-    UnsupportedFormat,
-    detect_format,
-    row_hint,
-)
+from planlint.services.split_data._base import FORMATS_READ, Fields, FileReport, Sample, detect_format, row_hint
+from planlint.services.split_data._parquet import PARQUET_EXTRA
 from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import machine_key, read_sealed, seal
-from planlint.services.split_data._sources import DEFAULT_MAX_BYTES, OverBytes, Source, SourceProblem, limit_text, local_glob, local_source
+from planlint.services.split_data._sources import DEFAULT_MAX_BYTES, Source, limit_text, local_glob, local_source
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS, parse_cutoff, show_value
 from planlint.services.split_data.budget import Budget
-from planlint.services.split_data.errors import OverBudget, OverLimit
+from planlint.services.split_data.errors import DataError, MissingExtra, OverBudget, OverCap, Unreadable
 from planlint.services.split_data.schemes import content_sha256
 
 #: Seconds the data checks of one plan may take (`data.time_budget`): about
@@ -164,11 +157,16 @@ def check_split_data(
     try:
         return _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir,
                                     max_bytes, project_root, budget, trace)
-    except OverBudget as over:
-        # Where it stopped, not why: a stalled server and a large split look alike here.
-        split = getattr(over, "split", None)
-        message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget)" + (f" while reading the {split} split" if split else "")
-        return [], [DataNote(split, message + "; data-aware checks skipped", over_budget=True)]
+    except DataError as error:  # the one place: every way the checks can stop without an answer
+        if isinstance(error, OverBudget):
+            # Where it stopped, not why: a stalled server and a large split look alike here.
+            error.message = f"the data checks stopped after {time_budget:g}s (limit data.time_budget)" + \
+                (f" while reading the {error.split} split" if error.split else "")
+        return _stopped([error])
+
+
+def _stopped(errors: list[DataError]) -> tuple[list[DataIssue], list[DataNote]]:
+    return [], [DataNote(error.split, error.message + "; data-aware checks skipped", over_budget=True) for error in errors]
 
 
 def _as_input(value):
@@ -183,21 +181,21 @@ def _open_sources(train_path, eval_path, max_bytes, budget: Budget):
     """Each split as a Path (one local file) or a Source (objects read one after another), and the
     problems of the splits that could not be listed (each split's, so that a user fixing one learns
     of the other in the same run: an extra missing for each of two schemes, say)."""
-    opened, problems = {}, []
+    opened: dict = {}
+    problems: list[DataError] = []
     for split, given in (("train", train_path), ("eval", eval_path)):
-        if isinstance(given, GlobMatches):
-            opened[split] = local_source(given.pattern, given.matches)
-        elif isinstance(given, str):
-            try:
+        try:
+            if isinstance(given, GlobMatches):
+                opened[split] = local_source(given.pattern, given.matches)
+            elif isinstance(given, str):
                 opened[split] = _sources.remote_source(given, split, max_bytes=max_bytes, budget=budget)
-            except SourceProblem as problem:
-                problem.split = split
-                problems.append(problem)
-            except OverBudget as problem:
-                problem.split = split
+            else:
+                opened[split] = given
+        except DataError as problem:
+            problem.split = split
+            if isinstance(problem, OverBudget):
                 raise
-        else:
-            opened[split] = given
+            problems.append(problem)
     return opened, problems
 
 
@@ -217,27 +215,24 @@ def _check_within_budget(train_path, eval_path, group_key, time_key, cut, inputs
 def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cache_dir, max_bytes, project_root, budget, trace, pool=None):
     opened, problems = _open_sources(train_path, eval_path, max_bytes, budget)
     if problems:
-        return [], [DataNote(problem.split, problem.reason + "; data-aware checks skipped", over_budget=True) for problem in problems]
+        return _stopped(problems)
     train_path, eval_path = opened["train"], opened["eval"]
 
     formats = {}
     for split, path in (("train", train_path), ("eval", eval_path)):
-        if isinstance(path, Source):
-            formats[split] = (path.fmt, path.gz)
-            continue
-        try:
-            formats[split] = detect_format(path)
-        except UnsupportedFormat:
-            return [], [DataNote(split, f"{path}: not a supported split format (.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz); data-aware checks skipped", over_budget=True)]
+        found = (path.fmt, path.gz) if isinstance(path, Source) else detect_format(path)
+        if found is None:
+            raise Unreadable(f"{path}: not a supported split format ({FORMATS_READ})", split=split)
+        formats[split] = found
     for split, path in (("train", train_path), ("eval", eval_path)):
         if formats[split][0] == "parquet" and not _have_pyarrow():
-            return [], [DataNote(split, f"{path}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped", over_budget=True)]
+            raise MissingExtra(f"{path}: {PARQUET_EXTRA}", split=split)
     if max_bytes is not None:
         for split, path in (("train", train_path), ("eval", eval_path)):
             local = [path] if isinstance(path, Path) else [item for item in path.objects if isinstance(item, Path)]
             size = sum(_sources.local_size(item) for item in local)
             if size > max_bytes:
-                return [], [DataNote(split, f"{path}: {size:,} bytes on disk, more than {limit_text(max_bytes)} (limit data.max_bytes); data-aware checks skipped", over_budget=True)]
+                raise OverCap(f"{path}: {size:,} bytes on disk, more than {limit_text(max_bytes)} (limit data.max_bytes)", split=split)
 
     params = {
         "version": CACHE_VERSION,
@@ -258,7 +253,7 @@ def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cach
         try:
             ids = {"train": _content_ids(train_path), "eval": _content_ids(eval_path)}
         except OSError as error:
-            return [], [DataNote(None, f"could not read the split files ({_os_error(error)}); data-aware checks skipped", over_budget=True)]
+            raise Unreadable(f"could not read the split files ({_os_error(error)})") from None
         key = _cache_key(params, ids["train"], ids["eval"])
         pieces = _PieceCaches(Path(cache_dir), seal_key, params, ids)
         if key is not None:  # None: an object without a version or ETag, not cached
@@ -267,17 +262,7 @@ def _check_sources(train_path, eval_path, group_key, time_key, cut, inputs, cach
             if cached is not None:
                 return cached
 
-    try:
-        issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, budget, trace, pieces, pool)
-    except _Limited as limited:
-        message = f"{limited.path}: {limited.reason}: the data checks stopped there"
-        return [], [DataNote(limited.split, message + "; data-aware checks skipped", over_budget=True)]
-    except MissingExtra:
-        return [], [DataNote(None, "reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped", over_budget=True)]
-    except _SourceFailed as failed:
-        return [], [DataNote(failed.split, failed.reason + "; data-aware checks skipped", over_budget=True)]
-    except _ReadError as error:
-        return [], [DataNote(error.split, f"{error.path}: could not be read ({error.reason}); data-aware checks skipped", over_budget=True)]
+    issues, notes = _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, budget, trace, pieces, pool)
     if not any(note.over_budget for note in notes):
         # a result a limit cut short is not kept: it is not the answer
         if cache_file is not None:
@@ -297,22 +282,6 @@ def _shown(given) -> str:
     if isinstance(given, GlobMatches):
         return given.pattern
     return str(given)
-
-
-class _ReadError(Exception):
-    def __init__(self, split: str, path: Path, reason: str) -> None:
-        super().__init__(reason)
-        self.split, self.path, self.reason = split, path, reason
-
-
-class _SourceFailed(Exception):
-    def __init__(self, split: str, reason: str) -> None:
-        super().__init__(reason)
-        self.split, self.reason = split, reason
-
-
-class _Limited(_ReadError):
-    """A limit other than the time budget (one record's size) stopped reading a file."""
 
 
 def _os_error(error: BaseException) -> str:
@@ -388,7 +357,7 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, bud
     try:
         train_size, eval_size = _size_of(train_path), _size_of(eval_path)
     except OSError as error:
-        raise _ReadError("train", train_path, _os_error(error)) from None
+        raise Unreadable(f"{train_path}: could not be read ({_os_error(error)})", split="train") from None
     small, big = (held_out, train) if eval_size <= train_size else (train, held_out)
     fields = Fields(group_key, time_key, inputs)
     if pool is not None:
@@ -419,23 +388,22 @@ def _check(train_path, eval_path, formats, group_key, time_key, cut, inputs, bud
         else:
             result = _scan.read_big(big_spec, index)
         big.report = result.report
-    except MissingExtra:
-        raise
     except OverBudget as over:
         over.split = side.split  # the split being read when the budget ran out
         raise
-    except OverBytes as limit:
-        raise _Limited(side.split, side.path, limit.reason) from None
-    except OverLimit as limit:
+    except OverCap as limit:  # one record too large, or the split's bytes (data.max_bytes)
         where = side.path
         if limit.row is not None and isinstance(side.path, Source) and side.path.sharded:
-            name, row = side.path.locate(limit.row)
-            where, limit.reason = f"{side.path} ({name})", limit.reason.replace(f"row {limit.row} ", f"row {row} ").replace(f"record {limit.row} ", f"record {row} ")
-        raise _Limited(side.split, where, limit.reason or "a record is too large") from None
-    except SourceProblem as problem:  # a remote object that could not be opened or read
-        raise _SourceFailed(side.split, problem.reason) from None
-    except Exception as error:  # OSError, gzip/zlib errors, EOFError, pyarrow errors, ...
-        raise _ReadError(side.split, side.path, _os_error(error)) from None
+            name, limit.row = side.path.locate(limit.row)
+            where = f"{side.path} ({name})"
+        raise type(limit)(f"{where}: {limit.message or 'a record is too large'}: the data checks stopped there", split=side.split) from None
+    except MissingExtra:
+        raise
+    except DataError as error:  # a remote object that could not be opened or read
+        error.split = side.split
+        raise
+    except Exception as error:  # OSError, gzip/zlib errors, EOFError, pyarrow errors, ...: what the readers do not type
+        raise Unreadable(f"{side.path}: could not be read ({_os_error(error)})", split=side.split) from None
     finally:
         if gc_was_enabled:
             gc.enable()

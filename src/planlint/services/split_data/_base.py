@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple
 
-from planlint.services.split_data.errors import OverLimit
+from planlint.services.split_data.errors import OverCap
 
 if TYPE_CHECKING:
     from planlint.services.split_data.budget import Budget
@@ -62,14 +62,10 @@ def rows_from(offset: int):
     whole split: the readers number rows within the object, which starts after `offset` rows."""
     try:
         yield
-    except OverLimit as limit:
+    except OverCap as limit:
         if limit.row is not None:
             limit.row += offset
         raise
-
-
-class RecordTooLong(OverLimit):
-    """One record (a CSV record, a Parquet row) is larger than MAX_RECORD_BYTES."""
 
 
 def record_limit_text(size: Optional[int] = None) -> str:
@@ -98,21 +94,18 @@ SUFFIXES = {
 }
 
 
-class UnsupportedFormat(Exception):
-    pass
-
-
-class MissingExtra(Exception):
-    pass
-
-
 class Unsplittable(Exception):
-    """The file cannot be cut into independent pieces; read it whole."""
+    """The file cannot be cut into independent pieces; read it whole. (Not an error of the check:
+    the caller reads the file in one process instead.)"""
 
 
-def detect_format(path: Path) -> tuple[str, bool]:
+#: The formats planlint reads, for messages.
+FORMATS_READ = ".jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz"
+
+
+def detect_format(path: Path) -> Optional[tuple[str, bool]]:
     """(format, gzipped) from the file name: `.jsonl` `.ndjson` `.json-lines`
-    `.csv` `.parquet`, the first two optionally followed by `.gz`."""
+    `.csv` `.parquet`, the first two optionally followed by `.gz`; None for another name."""
     name = path.name.lower()
     gz = name.endswith(".gz")
     if gz:
@@ -122,7 +115,7 @@ def detect_format(path: Path) -> tuple[str, bool]:
             if gz and fmt == "parquet":
                 break
             return fmt, gz
-    raise UnsupportedFormat(path.name)
+    return None
 
 
 def row_hint(fmt: str, plural: bool = False) -> str:

@@ -13,13 +13,13 @@ from planlint.services.split_data._base import (
     Batch,
     Fields,
     FileReport,
-    RecordTooLong,
     Unsplittable,
     open_split,
     range_reader,
     record_limit_text,
 )
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
+from planlint.services.split_data.errors import OverCap
 
 if TYPE_CHECKING:
     from planlint.services.split_data.budget import Budget
@@ -154,7 +154,7 @@ def _capped_lines(handle, consumed: _Consumed, budget: "Budget") -> Iterator[str
     """The text's lines for csv.reader, none read past MAX_RECORD_BYTES characters of one record.
 
     csv.reader would otherwise take a line of any length whole (and its field
-    buffer holds 4 bytes per character). Raises RecordTooLong once the record
+    buffer holds 4 bytes per character). Raises OverCap once the record
     being parsed (consumed.start is set by the caller at each record's end)
     passes the limit, and checks the deadline every CHUNK_BYTES characters.
     """
@@ -169,7 +169,7 @@ def _capped_lines(handle, consumed: _Consumed, budget: "Budget") -> Iterator[str
         total += len(line)
         consumed.total = total
         if total - consumed.start > cap:
-            raise RecordTooLong()
+            raise OverCap()
         if total > next_check:
             budget.check()
             next_check = total + _base.CHUNK_BYTES
@@ -187,8 +187,8 @@ def _csv_unit_batches(path: Path, gz: bool, fields: Fields, report: FileReport, 
                 header = next(reader)
             except StopIteration:
                 return
-            except RecordTooLong:
-                raise RecordTooLong(f"the CSV header is longer than {record_limit_text()} (the limit on one record)") from None
+            except OverCap:
+                raise OverCap(f"the CSV header is longer than {record_limit_text()} (the limit on one record)") from None
             except csv.Error as error:
                 raise ValueError(f"malformed CSV header: {error}") from None
             consumed.start = consumed.total
@@ -255,11 +255,9 @@ def _csv_records(reader, layout: CsvLayout, fields: Fields, report: FileReport, 
                 report.invalid.add(rowno)
                 if str(error).startswith("unexpected end of data"):
                     report.ended_in_quotes = True
-            except RecordTooLong:
+            except OverCap:
                 # No way to tell where the record ends without reading it: the file's checks stop here.
-                raise RecordTooLong(
-                    f"record {rowno + 1} is longer than {record_limit_text()} (the limit on one record)", rowno + 1
-                ) from None
+                raise OverCap(f"is longer than {record_limit_text()} (the limit on one record)", row=rowno + 1, noun="record") from None
             report.rows += len(rows)
             report.lines = rowno
             yield rows, groups, times, ins

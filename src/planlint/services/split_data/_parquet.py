@@ -6,12 +6,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, List, Optional
 
 from planlint.services.split_data import _base  # its limits are read when used: tests set them
-from planlint.services.split_data._base import Batch, Fields, FileReport, MissingExtra, RecordTooLong, record_limit_text
+from planlint.services.split_data._base import Batch, Fields, FileReport, record_limit_text
 from planlint.services.split_data._values import DEFAULT_INPUT_FIELDS
+from planlint.services.split_data.errors import MissingExtra, OverCap
 
 if TYPE_CHECKING:
     from planlint.services.split_data.budget import Budget
 
+
+#: What reading Parquet needs and lacks when pyarrow is not installed.
+PARQUET_EXTRA = "reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow)"
 
 #: Rows per Parquet record batch: pyarrow's decoding buffers grow with it
 #: (65536 rows cost ~70 MB more peak memory than 8192, for no speed gain).
@@ -21,8 +25,8 @@ PARQUET_BATCH_ROWS = 8192
 def _parquet_batches(path: Path, fields: Fields, report: FileReport, budget: "Budget") -> Iterator[Batch]:
     try:
         import pyarrow.parquet as pq  # optional extra: planlint[parquet]
-    except ImportError as error:
-        raise MissingExtra(str(error)) from None
+    except ImportError:
+        raise MissingExtra(PARQUET_EXTRA) from None
     # Page-at-a-time reads (buffer_size) and no read-ahead or decoding threads:
     # memory stays bounded by one record batch plus pyarrow's own footprint,
     # whatever the row-group size.
@@ -105,7 +109,7 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport, budget: "Bu
 
 
 def _check_parquet_record_size(batch, rows_before: int) -> None:
-    """RecordTooLong when the checked columns of one row hold more than MAX_RECORD_BYTES.
+    """OverCap when the checked columns of one row hold more than MAX_RECORD_BYTES.
 
     Counted before the batch becomes Python objects (a 60 MiB string would
     become a 60 MiB `str`, then be normalized): the byte length of every
@@ -132,7 +136,7 @@ def _check_parquet_record_size(batch, rows_before: int) -> None:
     if largest > _base.MAX_RECORD_BYTES:
         at = pc.index(sums["size_sum"], largest).as_py()
         row = rows_before + 1 + sums["row"][at].as_py()
-        raise RecordTooLong(f"row {row} is longer than {record_limit_text()} (the limit on one record)", row)
+        raise OverCap(f"is longer than {record_limit_text()} (the limit on one record)", row=row)
 
 
 def _value_sizes(array, rows, rows_parts: list, size_parts: list, pa, pc) -> None:

@@ -37,10 +37,10 @@ from typing import Any, Iterator, Optional
 
 from planlint.core.urls import mask_uris, scheme, show_uri
 from planlint.services.split_data._addresses import AddressRefused
-from planlint.services.split_data._base import FileReport, UnsupportedFormat, detect_format, rows_from
+from planlint.services.split_data._base import FORMATS_READ, FileReport, detect_format, rows_from
 from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
 from planlint.services.split_data.budget import Budget
-from planlint.services.split_data.errors import OverBudget, OverLimit
+from planlint.services.split_data.errors import DataError, Denied, MissingExtra, OverBudget, OverBytes, OverCap, Unreadable
 from planlint.services.split_data.schemes import LOCAL_FILES, Scheme, has_magic, listed_size, scheme_of, schemes_read
 
 #: `data.max_bytes`: what one split may read from storage, by default (2 GiB).
@@ -51,18 +51,6 @@ MAX_OBJECTS = 10_000
 
 #: Read block of a streamed object (JSON Lines, CSV): one block is held at a time.
 STREAM_BLOCK = 4 << 20
-
-class SourceProblem(Exception):
-    """A split's objects cannot be listed or opened. `reason` is safe to show."""
-
-    def __init__(self, reason: str, *, missing_extra: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason, self.missing_extra = reason, missing_extra
-
-
-class OverBytes(OverLimit):
-    """A split read more than data.max_bytes."""
-
 
 # --------------------------------------------------------------------------
 # secrets
@@ -80,29 +68,31 @@ def safe_text(text: str) -> str:
     return text[:300]
 
 
-def _error_text(store: Scheme, error: BaseException) -> str:
+def _error_text(store: Scheme, error: BaseException) -> tuple[bool, str]:
+    """(whether `error`, a client's, is a refusal, what it says)."""
     refused = store.refused(error)
     if refused is not None:
-        return str(refused)
+        return True, str(refused)
     if isinstance(error, FileNotFoundError):
-        return "no such object"
-    said = store.error_text(error)
-    if said is not None:
-        return said
+        return False, "no such object"
+    denied = store.denied_text(error)
+    if denied is not None:
+        return True, denied
     if isinstance(error, PermissionError) or store.http_status(error) in (401, 403):
-        return "access denied"
+        return True, "access denied"
     if isinstance(error, OSError) and error.strerror:
-        return safe_text(error.strerror)
-    return safe_text(str(error) or type(error).__name__)
+        return False, safe_text(error.strerror)
+    return False, safe_text(str(error) or type(error).__name__)
 
 
-def _problem(store: Scheme, shown: str, failed: str, error: BaseException) -> "SourceProblem":
-    """The note for `error` met while reaching `shown`: a non-public address is said as the
-    check before any request says it (`shown: the host H is at a non-public address ...`)."""
+def _problem(store: Scheme, shown: str, failed: str, error: BaseException) -> DataError:
+    """What `error`, a client's, met while reaching `shown` means: a non-public address is said as
+    the check before any request says it (`shown: the host H is at a non-public address ...`)."""
     refused = store.refused(error)
     if isinstance(refused, AddressRefused):
-        return SourceProblem(f"{shown}: {refused}")
-    return SourceProblem(f"{shown}: {failed} ({_error_text(store, error)})")
+        return Denied(f"{shown}: {refused}")
+    denied, text = _error_text(store, error)
+    return (Denied if denied else Unreadable)(f"{shown}: {failed} ({text})")
 
 
 # --------------------------------------------------------------------------
@@ -135,7 +125,7 @@ class RemoteObject:
         options.update(block_size=1 << 20, cache_type="none") if random_access else options.update(block_size=STREAM_BLOCK, cache_type="readahead")
         try:
             handle = bounded(lambda: self.fs.open(self.fs_path, "rb", **options), self.deadline)
-        except OverLimit:
+        except DataError:
             raise
         except Exception as error:  # FileNotFoundError, PermissionError, client errors
             self.budget.check()
@@ -257,7 +247,7 @@ class _Counted(io.RawIOBase):
         self._budget.check()
         try:
             data = bounded(lambda: self._handle.read(size), self._deadline)
-        except (OverLimit, SourceProblem):
+        except DataError:
             raise
         except Exception as error:  # a timeout past the budget is the budget
             self._budget.check()
@@ -295,13 +285,12 @@ class Source:
         self.starts: list[int] = []  # row offset at which each object starts (filled while reading)
         formats = set()
         for item, name in zip(objects, names):
-            try:
-                formats.add(detect_format(Path(item.name)))
-            except UnsupportedFormat:
-                raise SourceProblem(f"{shown}: {name} is not a supported split format "
-                                    "(.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz)") from None
+            found = detect_format(Path(item.name))
+            if found is None:
+                raise Unreadable(f"{shown}: {name} is not a supported split format ({FORMATS_READ})")
+            formats.add(found)
         if len(formats) > 1:
-            raise SourceProblem(f"{shown}: the matched objects are of different formats; a split is one format")
+            raise Unreadable(f"{shown}: the matched objects are of different formats; a split is one format")
         self.fmt, self.gz = formats.pop()
 
     def __str__(self) -> str:
@@ -418,7 +407,7 @@ def local_glob(base: Path, pattern: str) -> list[tuple[str, Path]]:
                 if regular:
                     found.append((_join(shown, name), directory / name))
                     if len(found) > MAX_OBJECTS:
-                        raise SourceProblem(f"{pattern}: matches more than {MAX_OBJECTS:,} files")
+                        raise OverCap(f"{pattern}: matches more than {MAX_OBJECTS:,} files")
             elif entry.is_dir():
                 stack.append((directory / name, _join(shown, name), index + 1))
     return sorted(dict(found).items())
@@ -464,15 +453,14 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
     kind = scheme(value)
     store = scheme_of(value)
     if store is None or store is LOCAL_FILES:
-        raise SourceProblem(f"{shown}: the scheme {kind}:// is not read (use {schemes_read()} or a path in the repository)")
+        raise Unreadable(f"{shown}: the scheme {kind}:// is not read (use {schemes_read()} or a path in the repository)")
     refused = store.refusal(value)
     if refused:
-        raise SourceProblem(f"{shown}: {refused}")
+        raise Denied(f"{shown}: {refused}")
     lacking = store.missing_extra()
     if lacking is not None:
         extra, package = lacking
-        raise SourceProblem(f"{shown}: reading {kind}:// paths needs the optional extra: pip install 'planlint[{extra}]' ({package})",
-                            missing_extra=extra)
+        raise MissingExtra(f"{shown}: reading {kind}:// paths needs the optional extra: pip install 'planlint[{extra}]' ({package})")
     counter = ByteCounter(max_bytes, split)
     # Every call into a client (building it, listing, opening, each read) is bounded by the
     # budget's deadline: the clients' own timeouts are per request and their retries multiply
@@ -481,7 +469,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
     deadline = time.monotonic() + timeout if timeout is not None else None
     try:
         fs, fs_path, version = bounded(lambda: filesystem(store, value, timeout), deadline)
-    except OverLimit:
+    except DataError:
         raise
     except Exception as error:  # a credential chain that fails, a bad endpoint variable
         budget.check()
@@ -491,29 +479,27 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
     try:
         if glob:
             if version is not None:
-                raise SourceProblem(f"{shown}: a glob cannot name a version")
+                raise Unreadable(f"{shown}: a glob cannot name a version")
             listing = bounded(lambda: fs.glob(fs_path, detail=True, **_cancel_at(fs, deadline)), deadline)
             budget.check()
             entries = sorted((path, info) for path, info in listing.items() if info.get("type", "file") == "file")
             if not entries:
-                raise SourceProblem(f"{shown}: matches no object")
+                raise Unreadable(f"{shown}: matches no object")
             if len(entries) > MAX_OBJECTS:
-                raise SourceProblem(f"{shown}: matches more than {MAX_OBJECTS:,} objects")
+                raise OverCap(f"{shown}: matches more than {MAX_OBJECTS:,} objects")
         else:
             info = bounded(lambda: fs.info(fs_path, **store.info_options(version), **_cancel_at(fs, deadline)), deadline)
             budget.check()
             if info.get("type", "file") != "file":
-                raise SourceProblem(f"{shown}: is not an object (a prefix or directory; use a glob such as {shown.rstrip('/')}/*.parquet)")
+                raise Unreadable(f"{shown}: is not an object (a prefix or directory; use a glob such as {shown.rstrip('/')}/*.parquet)")
             entries = [(fs_path, info)]
-    except SourceProblem:
-        raise
-    except OverLimit:
+    except DataError:
         raise
     except Exception as error:
         budget.check()  # a timeout past the budget is the budget
         _check_past(deadline)
         if isinstance(error, FileNotFoundError) and store.refused(error) is None:
-            raise SourceProblem(f"{shown}: {store.missing_reason(error)}") from None
+            raise Unreadable(f"{shown}: {store.missing_reason(error)}") from None
         raise _problem(store, shown, "could not be listed", error) from None
     prefix = _fixed_prefix(fs_path) if glob else ""
     objects, names = [], []

@@ -67,7 +67,7 @@ from typing import Any, Optional
 
 from planlint.services.split_data import _index_parts, _scan, _sources
 from planlint.services.split_data._base import FILE
-from planlint.services.split_data.errors import OverBudget, OverLimit
+from planlint.services.split_data.errors import DataError, OverBudget, OverBytes
 from planlint.services.split_data.budget import Budget
 from planlint.services.split_data.schemes import LOCAL_FILES, Scheme, scheme_of
 from planlint.services.split_data._index_parts import _read_ahead
@@ -453,7 +453,7 @@ class Reader:
             self.trace["fallback"] = payload
             return None
         limit = self.counter.limit
-        if status == "error" and isinstance(payload, _sources.OverBytes) and limit is not None and self.counter.used + used <= limit:
+        if status == "error" and isinstance(payload, OverBytes) and limit is not None and self.counter.used + used <= limit:
             # cut short by the cap only because objects after it were read meanwhile: reading in
             # order would have gone on, so it is read here, in its turn, against what came before it
             self.here.add(position)
@@ -488,7 +488,7 @@ class _ListedObject(RemoteObject):
         details = None
         try:
             details = _sources.bounded(lambda: getattr(handle, "details", None), self.deadline)
-        except OverLimit:
+        except DataError:
             raise
         except Exception:
             details = None
@@ -548,7 +548,7 @@ class _Worker:
         try:
             counter.add(0)  # OverBytes: the split has read all it may already, this object is not opened
             fs, _, version = self._client(task["origin"], task["deadline"])
-        except OverLimit as error:
+        except DataError as error:
             return ("error", position, error, 0)
         except Exception as error:  # this process reads it, and says what went wrong if it does too
             return ("fallback", position, f"a worker could not build its client ({type(error).__name__})", 0)

@@ -1,21 +1,58 @@
-"""What stops the data checks without an answer."""
+"""Why the data checks gave no answer: one small hierarchy, caught in one place (check_split_data).
+
+Every error carries `message`, text that is safe to show (URLs masked, no
+credential), and `split`, the split it concerns once that is known. A
+result that a limit or a failure cut short is never an answer: the check
+returns it as a note (PL006 with --require-data) and caches nothing.
+"""
 
 from __future__ import annotations
 
 from typing import Optional
 
 
-class OverLimit(Exception):
-    """A limit stopped the data checks: the result would be incomplete, so there is none.
+class DataError(Exception):
+    """The data checks stopped without an answer."""
 
-    `reason` says which limit, in words; `row` is the record at which it was
-    reached (None for the time budget).
-    """
-
-    def __init__(self, reason: str = "", row: Optional[int] = None) -> None:
-        super().__init__(reason)
-        self.reason, self.row = reason, row
+    def __init__(self, message: str = "", *, split: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message, self.split = message, split
 
 
-class OverBudget(OverLimit):
-    """The data checks ran past data.time_budget (a 1 MiB gzip file can hold 1 GiB of lines)."""
+class Unreadable(DataError):
+    """A split or one of its objects cannot be listed, opened or decoded: missing, not a format
+    planlint reads, a scheme no store reads, a broken file."""
+
+
+class Denied(DataError):
+    """The store refused access (401/403, a gated dataset), or planlint refuses to go where the path
+    leads (a non-public address, a redirect, plain http)."""
+
+
+class MissingExtra(DataError):
+    """The optional extra a scheme or a format needs is not installed."""
+
+
+class OverBudget(DataError):
+    """The checks ran past data.time_budget (a 1 MiB gzip file can hold 1 GiB of lines)."""
+
+
+class OverCap(DataError):
+    """A size limit: one record larger than the limit on a record, a glob matching too many objects,
+    a split larger than data.max_bytes.
+
+    Met at a record, `row` is its number (in the file or object being read,
+    `noun` what the format calls it) and `what` says which limit; the message
+    is then "NOUN ROW WHAT"."""
+
+    def __init__(self, what: str = "", *, row: Optional[int] = None, noun: str = "row", split: Optional[str] = None) -> None:
+        Exception.__init__(self, what)
+        self.what, self.row, self.noun, self.split = what, row, noun, split
+
+    @property  # type: ignore[override]
+    def message(self) -> str:
+        return self.what if self.row is None else f"{self.noun} {self.row} {self.what}"
+
+
+class OverBytes(OverCap):
+    """The split read more than data.max_bytes from storage."""

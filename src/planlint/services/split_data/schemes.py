@@ -168,8 +168,8 @@ class Scheme:
         """Why the object of a FileNotFoundError is missing, as said after the split path."""
         return "does not exist"
 
-    def error_text(self, error: BaseException) -> Optional[str]:
-        """What the client's `error` means, when its type alone does not say it."""
+    def denied_text(self, error: BaseException) -> Optional[str]:
+        """What the client's `error` says when it is an access denial its type alone does not show."""
         return None
 
     def http_status(self, error: BaseException) -> Optional[int]:
@@ -394,7 +394,7 @@ class HuggingFaceHub(Scheme):
                 return text
         return super().missing_reason(error)
 
-    def error_text(self, error: BaseException) -> Optional[str]:
+    def denied_text(self, error: BaseException) -> Optional[str]:
         if any(kind.__name__ == "GatedRepoError" for kind in type(error).__mro__):  # a 403
             return "access denied: the dataset is gated and the token in HF_TOKEN has not been granted access"
         return None
