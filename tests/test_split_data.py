@@ -413,7 +413,7 @@ def test_unsupported_format_and_same_file(tmp_path):
 def test_parquet_without_pyarrow_is_a_note(tmp_path, monkeypatch):
     train = tmp_path / "train.parquet"
     train.write_bytes(b"PAR1")
-    monkeypatch.setattr(split_data, "_have_pyarrow", lambda: False)
+    monkeypatch.setattr(split_data.check, "_have_pyarrow", lambda: False)
     issues, notes = check(train, write_rows(tmp_path / "eval.jsonl", clean_eval()))
     assert issues == []
     assert notes == [DataNote("train", f"{train}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped", over_budget=True)]

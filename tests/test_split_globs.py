@@ -158,7 +158,7 @@ def test_require_data_fails_a_split_that_cannot_be_decoded_or_needs_an_extra(rep
 
     from planlint.services import split_data
 
-    monkeypatch.setattr(split_data, "_have_pyarrow", lambda: False)
+    monkeypatch.setattr(split_data.check, "_have_pyarrow", lambda: False)
     (repo / "data" / "eval.parquet").write_bytes(b"PAR1")
     write(repo / "plans" / "p.yaml", plan("data/train-*-of-00003.jsonl", "data/eval.parquet"))
     result = planlint("--format", "json", "--no-cache", "--require-data", "plans", cwd=repo)
