@@ -43,7 +43,6 @@ import gzip
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -334,36 +333,33 @@ def _global_row(expected: dict, shard: str | None, row: int) -> int:
 
 def _child_planlint(train: str, eval_: str, cache_dir: str) -> dict:
     sys.path.insert(0, str(ROOT / "src"))
-    from planlint.services.split_data import check_split_data
+    from planlint.rules.leakage_findings import findings
+    from planlint.services.split_data import DataFacts, check_split_data
 
     kwargs = dict(group_key=GROUP_KEY, time_key=TIME_KEY, cutoff=CUTOFF, input_fields=None, cache_dir=Path(cache_dir))
     train_arg, eval_arg = _split_arg(train), _split_arg(eval_)
     start = time.perf_counter()
-    issues, notes = check_split_data(train_arg, eval_arg, **kwargs)
+    facts = check_split_data(train_arg, eval_arg, **kwargs)
     cold = time.perf_counter() - start
     Path(cache_dir, COLD_DONE).touch()  # the parent counts the worker processes it saw until now as the cold run's
     start = time.perf_counter()
-    again, _ = check_split_data(train_arg, eval_arg, **kwargs)
+    again = check_split_data(train_arg, eval_arg, **kwargs)
     warm = time.perf_counter() - start
-    assert [issue.message for issue in again] == [issue.message for issue in issues], "cached result differs"
+    (issues, notes), (cached, _) = findings(facts), findings(again)
+    assert [issue.message for issue in cached] == [issue.message for issue in issues], "cached result differs"
     result = {"seconds": cold, "warm_seconds": warm, "leaked_groups": 0, "leaked_train_rows": 0, "leaked_eval_rows": 0,
               "leaked_values": [], "time_leaks_train": 0, "time_leak_rows": [], "time_leaks_eval": 0, "duplicates": 0,
               "messages": [f"{issue.code} [{issue.split}] {issue.message}" for issue in issues] + [f"note: {note.message}" for note in notes]}
-    for issue in issues:
-        count = int(issue.message.split(" ", 1)[0])
-        if issue.code == "PL207":
-            result["leaked_groups"] = count
-            rows = re.search(r"\((\d+) train rows?, (\d+) eval rows?\)", issue.message)
-            result["leaked_train_rows"], result["leaked_eval_rows"] = int(rows.group(1)), int(rows.group(2))
-            result["leaked_values"] = sorted(re.findall(r"'(cust-\d+)'", issue.message))
-        elif issue.code == "PL208" and issue.split == "train":
-            result["time_leaks_train"] = count
-            # "row N" of the file, or "row N of SHARD"
-            result["time_leak_rows"] = [[shard or None, int(row)] for row, shard in re.findall(r"\brow (\d+)(?: of ([^\s']+))? '", issue.message)]
-        elif issue.code == "PL208":
-            result["time_leaks_eval"] = count
-        elif issue.code == "PL209":
-            result["duplicates"] = count
+    if not isinstance(facts, DataFacts):
+        return result  # the notes say why
+    if facts.shared_groups is not None:
+        shared = facts.shared_groups
+        result.update(leaked_groups=shared.count, leaked_train_rows=shared.train_rows, leaked_eval_rows=shared.eval_rows,
+                      leaked_values=sorted(str(example.value) for example in shared.first))
+    # the first rows named: "row N" of the file, or "row N of SHARD"
+    result["time_leak_rows"] = [[row.shard, row.row if row.shard is None else row.shard_row] for row in facts.train.time_leaks.first]
+    result.update(time_leaks_train=facts.train.time_leaks.count, time_leaks_eval=facts.eval.time_leaks.count,
+                  duplicates=facts.shared_inputs.count if facts.shared_inputs is not None else 0)
     return result
 
 

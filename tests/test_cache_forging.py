@@ -94,7 +94,7 @@ def test_a_committed_split_data_entry_saying_no_leak_does_not_hide_pl207(tmp_pat
     (entry,) = (repo / ".planlint_cache" / "split-data").glob("*.json")
 
     def no_leak(body):
-        body["issues"] = []
+        body["facts"]["shared_groups"] = None  # "no customer in both splits"
 
     _reseal(entry, "split-data", entry.stem, no_leak)
     # Under the attacker's key the forged entry is served: the forgery is a good one.

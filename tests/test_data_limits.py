@@ -31,11 +31,18 @@ from pathlib import Path
 import pytest
 
 from conftest import REFERENCE_PLAN, ROOT, run_process, write
-from planlint.services.split_data import _base, check_split_data
+from planlint.rules.leakage_findings import findings
+from planlint.services import split_data
+from planlint.services.split_data import _base
 
 ROW = '{"customer_id": "%s", "created_at": "%s", "prompt": "p %s"}\n'
 MiB = 1 << 20
 HANG = 120  # seconds: only catches a hang; the budgets themselves are counted
+
+
+def check_split_data(*args, **kwargs):
+    """The data check as the rules see it: its facts worded as findings and notes."""
+    return findings(split_data.check_split_data(*args, **kwargs))
 
 
 def _varint(value: int) -> bytes:
@@ -116,7 +123,7 @@ def test_attack_a_parquet_footer_claiming_2_60_rows_stops_at_the_budget(tmp_path
     clock = CountingClock()
     issues, notes = _without_hanging(lambda: _check(train, eval_, time_budget=40, clock=clock))
     assert issues == []
-    assert [n.over_budget for n in notes] == [True]
+    assert [n.incomplete for n in notes] == [True]
     assert notes[0].message == "the data checks stopped after 40s (limit data.time_budget) while reading the train split; data-aware checks skipped"
     assert notes[0].split == "train"
     # One reading to set the deadline, one per batch of 8,192 claimed rows until it passed:
@@ -143,7 +150,7 @@ def test_the_deadline_is_checked_within_a_chunk(tmp_path, monkeypatch, suffix):
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
     clock = CountingClock()
     _, notes = _check(train, eval_, time_budget=5, clock=clock)
-    assert [n.over_budget for n in notes] == [True], notes
+    assert [n.incomplete for n in notes] == [True], notes
     assert clock.calls <= 7  # stopped at the 5th check, i.e. within ~20,000 of the 200,000 rows
 
 
@@ -160,15 +167,13 @@ def test_the_budget_note_names_the_split_being_read_when_it_ran_out(tmp_path, mo
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
     clock = CountingClock()
     issues, notes = _check(tmp_path / "data" / "train.jsonl", tmp_path / "data" / "eval.jsonl", time_budget=4, clock=clock)
-    assert issues == [] and [(n.split, n.over_budget) for n in notes] == [("eval", True)], notes
+    assert issues == [] and [(n.split, n.incomplete) for n in notes] == [("eval", True)], notes
     assert notes[0].message == "the data checks stopped after 4s (limit data.time_budget) while reading the eval split; data-aware checks skipped"
 
 
 def test_require_data_puts_the_budget_pl006_at_the_split_being_read(planlint, tmp_path, monkeypatch):
     """--require-data: the PL006 is at splits.eval.path when the budget ran out reading eval (it was at train)."""
     import functools
-
-    import planlint.services.split_data as split_data
 
     repo = _project(tmp_path, "data/train.jsonl")
     _eval_larger_than_train(repo)
@@ -213,13 +218,14 @@ def _peak_rss_of_check(train: Path, eval_: Path) -> tuple[int, list]:
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
+        "from planlint.rules.leakage_findings import findings\n"
         "from planlint.services.split_data import check_split_data\n"
-        "issues, notes = check_split_data(Path(sys.argv[1]), Path(sys.argv[2]), group_key='customer_id', time_key=None,\n"
-        "                                 cutoff=None, input_fields=None, cache_dir=None)\n"
+        "issues, notes = findings(check_split_data(Path(sys.argv[1]), Path(sys.argv[2]), group_key='customer_id', time_key=None,\n"
+        "                                          cutoff=None, input_fields=None, cache_dir=None))\n"
         "peak = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
         "print(json.dumps({'peak': peak,\n"
         "                  'issues': [i.code for i in issues],\n"
-        "                  'notes': [[n.split, n.message, n.over_budget] for n in notes]}))\n"
+        "                  'notes': [[n.split, n.message, n.incomplete] for n in notes]}))\n"
     )
     proc = subprocess.run([sys.executable, "-c", script, str(train), str(eval_)], capture_output=True, text=True, timeout=HANG,
                           env={"PYTHONPATH": str(ROOT / "src"), "PLANLINT_DATA_WORKERS": "1", "PATH": "/usr/bin:/bin"})
@@ -264,7 +270,7 @@ def test_the_csv_cap_counts_a_quoted_field_across_lines(tmp_path, monkeypatch):
     train = write(tmp_path / "train.csv", f'customer_id,created_at,prompt\nc-2,2026-01-01,ok\nc-3,2026-01-01,"{field}"\nc-1,2026-01-01,p\n')
     eval_ = write(tmp_path / "eval.jsonl", ROW % ("c-1", "2026-09-01", 1))
     issues, notes = _check(train, eval_)
-    assert issues == [] and len(notes) == 1 and notes[0].over_budget and notes[0].split == "train"
+    assert issues == [] and len(notes) == 1 and notes[0].incomplete and notes[0].split == "train"
     assert "record 2 is longer than 1000 bytes (the limit on one record)" in notes[0].message
     monkeypatch.setattr(_base, "MAX_RECORD_BYTES", 4000)  # under the cap: read, and the leak found
     issues, notes = _check(train, eval_)
@@ -286,7 +292,7 @@ def test_a_parquet_row_over_the_cap_stops_the_checks(tmp_path, monkeypatch):
     pq.write_table(table, train)
     eval_ = write(tmp_path / "eval.jsonl", ROW % ("c-1", "2026-09-01", 1))
     issues, notes = _check(train, eval_)
-    assert issues == [] and [(n.split, n.over_budget) for n in notes] == [("train", True)]
+    assert issues == [] and [(n.split, n.incomplete) for n in notes] == [("train", True)]
     assert "row 2 is longer than 5000 bytes (the limit on one record)" in notes[0].message
     monkeypatch.setattr(_base, "MAX_RECORD_BYTES", 7000)
     issues, _ = _check(train, eval_)

@@ -12,17 +12,24 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import pytest
 
 from conftest import REFERENCE_PLAN, write
+from planlint.rules.leakage_findings import findings
+from planlint.services import split_data
 from planlint.services.split_data import schemes
 from planlint.services.split_data.schemes import Floating, Scheme
 
 fsspec = pytest.importorskip("fsspec")
 
 OPENED: list[str] = []  # the objects the store's client opened, in order
+
+
+def check_split_data(*args, **kwargs):
+    """The data check as the rules see it: its facts worded as findings and notes."""
+    return findings(split_data.check_split_data(*args, **kwargs))
 
 
 class MemoryStore(Scheme):
@@ -103,8 +110,6 @@ def test_a_plan_naming_the_store_is_linted_end_to_end(mem_store, tmp_path, planl
 
 def test_a_store_registered_in_one_line_is_read_and_checked_by_its_own_paths(mem_store, tmp_path):
     """The split paths the store itself resolves (no revision to strip): shard names and the cache."""
-    from planlint.services.split_data import check_split_data
-
     mem_store.pipe("/bucket/train-0.jsonl", _rows("train", ["a", "b", "c"]))
     mem_store.pipe("/bucket/train-1.jsonl", _rows("train", ["d", "shared", "e"]))
     mem_store.pipe("/bucket/eval.jsonl", _rows("eval", ["x", "shared"]))
@@ -131,8 +136,6 @@ def test_pl107_asks_the_registered_store(mem_store):
 
 
 def test_an_unregistered_scheme_is_not_read_and_the_registry_says_which_are(tmp_path):
-    from planlint.services.split_data import check_split_data
-
     _, notes = check_split_data("mem://bucket/train.jsonl", "mem://bucket/eval.jsonl", group_key="customer_id", time_key=None,
                                 cutoff=None, input_fields=None, cache_dir=None)
     assert notes[0].message == ("mem://bucket/train.jsonl: the scheme mem:// is not read (use s3://, gs://, hf://, https:// "

@@ -173,7 +173,11 @@ def test_the_data_time_budget_bounds_the_work_on_an_injected_clock(tmp_path):
     """A clock that advances 0.05 s each time it is read: a 0.5 s budget allows about ten
     reads, each after at most one chunk of the file, and then the checks stop with the
     note, however fast or busy the machine is."""
-    from planlint.services.split_data import check_split_data
+    from planlint.rules.leakage_findings import findings
+    from planlint.services import split_data
+
+    def check_split_data(*args, **kwargs):
+        return findings(split_data.check_split_data(*args, **kwargs))
 
     repo = _project(tmp_path, "data/train.jsonl.gz")
     train = _gzip_bomb(repo)
@@ -187,7 +191,7 @@ def test_the_data_time_budget_bounds_the_work_on_an_injected_clock(tmp_path):
         train, repo / "data" / "eval.jsonl", group_key="id", time_key=None, cutoff=None, input_fields=None,
         cache_dir=None, time_budget=0.5, clock=clock,
     )
-    assert issues == [] and [n.over_budget for n in notes] == [True], notes
+    assert issues == [] and [n.incomplete for n in notes] == [True], notes
     assert "the data checks stopped after 0.5s (limit data.time_budget)" in notes[0].message
     assert reads[0] <= 0.5 / 0.05 + 2, reads[0]  # the start, ten in-budget reads, the one past it
     # nothing leaks into the next check: the budget was that check's own (an object, not a module's state)
@@ -196,7 +200,7 @@ def test_the_data_time_budget_bounds_the_work_on_an_injected_clock(tmp_path):
     small.write_text('{"id": "x", "prompt": "p"}\n')
     _, notes = check_split_data(small, repo / "data" / "eval.jsonl", group_key="id", time_key=None, cutoff=None,
                                 input_fields=None, cache_dir=None)
-    assert reads[0] == seen and not any(n.over_budget for n in notes), notes
+    assert reads[0] == seen and not any(n.incomplete for n in notes), notes
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", ".inf", ".nan", "true", "soon"])

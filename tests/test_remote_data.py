@@ -28,7 +28,14 @@ pytest.importorskip("pyarrow.parquet")
 
 from array import array  # noqa: E402
 
-from planlint.services.split_data import CACHE_VERSION, _addresses, _index_parts, check_split_data, schemes  # noqa: E402
+from planlint.rules.leakage_findings import findings  # noqa: E402
+from planlint.services import split_data  # noqa: E402
+from planlint.services.split_data import CACHE_VERSION, _addresses, _index_parts, schemes  # noqa: E402
+
+
+def check_split_data(*args, **kwargs):
+    """The data check as the rules see it: its facts worded as findings and notes."""
+    return findings(split_data.check_split_data(*args, **kwargs))
 
 pytestmark = pytest.mark.integration
 
@@ -117,10 +124,10 @@ def test_a_missing_object_is_a_note_not_a_pass(store):
     issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/nothing-here.jsonl")
     assert issues == []
     assert [note.split for note in notes] == ["eval"]
-    assert notes[0].over_budget  # PL006 with --require-data
+    assert notes[0].incomplete  # PL006 with --require-data
     assert f"s3://{bucket}/eval/nothing-here.jsonl: does not exist" in notes[0].message
     issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.csv")
-    assert "matches no object" in notes[0].message and notes[0].over_budget
+    assert "matches no object" in notes[0].message and notes[0].incomplete
 
 
 def test_access_denied_is_a_note(store):
@@ -129,7 +136,7 @@ def test_access_denied_is_a_note(store):
     store.proxy.faults.deny.add(f"/{bucket}/eval/part-1.jsonl.gz")
     issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz")
     assert issues == []
-    assert len(notes) == 1 and notes[0].over_budget
+    assert len(notes) == 1 and notes[0].incomplete
     assert "part-1.jsonl.gz" in notes[0].message and "access denied" in notes[0].message.lower()
     assert "data-aware checks skipped" in notes[0].message
 
@@ -154,7 +161,7 @@ def test_the_byte_cap_stops_a_split_with_a_note(store):
     shards(store, bucket)
     issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz", max_bytes=300)
     assert issues == []
-    assert len(notes) == 1 and notes[0].over_budget
+    assert len(notes) == 1 and notes[0].incomplete
     assert "more than 300 bytes (limit data.max_bytes)" in notes[0].message
     sent = sum(request.sent for request in store.proxy.body_gets(bucket))
     assert sent < 5 * 4096  # stopped early, not after reading everything
@@ -172,7 +179,7 @@ def test_a_stalled_response_hits_the_time_budget(store):
     issues, notes = check(f"s3://{bucket}/train/*.parquet", f"s3://{bucket}/eval/*.jsonl.gz", time_budget=2.0)
     elapsed = time.monotonic() - started
     assert issues == []
-    assert len(notes) == 1 and notes[0].over_budget
+    assert len(notes) == 1 and notes[0].incomplete
     # where it stopped (the eval split, whose server stalls), and no claim about why
     assert notes[0].split == "eval", notes
     assert notes[0].message == "the data checks stopped after 2s (limit data.time_budget) while reading the eval split; data-aware checks skipped"
@@ -198,7 +205,7 @@ def test_the_time_budget_is_checked_at_every_read_of_a_remote_object(store):
     needed = ticks[0]
     ticks[0] = 0
     issues, notes = check(f"s3://{bucket}/train/big.jsonl.gz", f"s3://{bucket}/eval/small.jsonl", clock=clock, time_budget=needed // 2)
-    assert issues == [] and notes[0].over_budget and "limit data.time_budget" in notes[0].message
+    assert issues == [] and notes[0].incomplete and "limit data.time_budget" in notes[0].message
 
 
 def test_results_are_cached_per_object_version_and_etag(store, tmp_path, monkeypatch):
@@ -225,7 +232,7 @@ def test_a_scheme_whose_extra_is_missing_names_the_extra(monkeypatch):
     monkeypatch.setattr(schemes, "_installed", lambda module: module != "gcsfs" and real(module))
     issues, notes = check("gs://bucket/train/*.parquet", "gs://bucket/eval.jsonl")
     assert issues == []
-    assert [note.split for note in notes] == ["train", "eval"] and all(note.over_budget for note in notes)
+    assert [note.split for note in notes] == ["train", "eval"] and all(note.incomplete for note in notes)
     assert all("pip install 'planlint[gcs]' (gcsfs)" in note.message for note in notes)
     monkeypatch.setattr(schemes, "_installed", lambda module: module != "huggingface_hub" and real(module))
     _, notes = check("hf://datasets/acme/refunds@" + "a" * 40 + "/train.parquet", "hf://datasets/acme/refunds@" + "a" * 40 + "/eval.parquet")
@@ -274,7 +281,7 @@ def test_a_stalled_https_response_is_asked_once_and_ends_at_the_time_budget(web,
     started = time.monotonic()
     issues, notes = check(f"{server.url}/train.jsonl", f"{server.url}/eval.jsonl", time_budget=2.0)
     elapsed = time.monotonic() - started
-    assert issues == [] and len(notes) == 1 and notes[0].over_budget
+    assert issues == [] and len(notes) == 1 and notes[0].incomplete
     assert "limit data.time_budget" in notes[0].message
     time.sleep(1.0)  # a retry would come after the first attempt's timeout, at the budget
     assert [r.path for r in server.requests if r.path == "/eval.jsonl"] == ["/eval.jsonl"]
@@ -286,7 +293,7 @@ def test_plain_http_is_refused_outside_tests(web, monkeypatch):
     monkeypatch.delenv(_addresses.PLAIN_HTTP_VARIABLE, raising=False)
     (root / "eval.jsonl").write_text('{"customer_id": "c1"}\n')
     issues, notes = check(f"{server.url}/eval.jsonl", f"{server.url}/eval.jsonl?x=1")
-    assert issues == [] and notes[0].over_budget
+    assert issues == [] and notes[0].incomplete
     assert "plain http:// is not read" in notes[0].message and "use https://" in notes[0].message
     assert server.requests == []
     monkeypatch.setenv(_addresses.PLAIN_HTTP_VARIABLE, "1")  # the test switch opens loopback addresses only
@@ -391,7 +398,7 @@ def test_https_paths_to_non_public_addresses_are_refused(web, monkeypatch):
     monkeypatch.delenv(_addresses.PLAIN_HTTP_VARIABLE, raising=False)
     url = server.url.replace("http://", "https://") + "/train.jsonl"  # the CI machine's own loopback
     issues, notes = check(url, url + "?x")
-    assert issues == [] and notes[0].over_budget
+    assert issues == [] and notes[0].incomplete
     assert "non-public address (127.0.0.1)" in notes[0].message and "only from public addresses" in notes[0].message
     assert server.requests == []
     # literal addresses are judged without any traffic: a cloud's metadata service, the private network
@@ -740,14 +747,16 @@ def test_a_forged_index_part_does_not_hide_a_leak(store, tmp_path, monkeypatch):
 _RUN_IN_A_PROCESS = """
 import json, sys
 from pathlib import Path
+from planlint.rules.leakage_findings import findings
 from planlint.services.split_data import GlobMatches, check_split_data, local_glob
 root = Path(sys.argv[1])
 cache = None if sys.argv[2] == "-" else Path(sys.argv[2])
 def split(pattern):
     return GlobMatches(pattern, local_glob(root, pattern))
 trace = {}
-issues, notes = check_split_data(split("data/train-*.jsonl"), split("data/eval-*.jsonl"), group_key="customer_id",
-                                 time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=root / "repo", trace=trace)
+issues, notes = findings(check_split_data(split("data/train-*.jsonl"), split("data/eval-*.jsonl"), group_key="customer_id",
+                                          time_key=None, cutoff=None, input_fields=None, cache_dir=cache, project_root=root / "repo",
+                                          trace=trace))
 print(json.dumps({"issues": [[i.code, i.message] for i in issues], "notes": [n.message for n in notes],
                   "parts": trace.get("cached_parts"), "pieces": trace.get("cached_pieces")}))
 """

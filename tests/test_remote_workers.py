@@ -32,6 +32,7 @@ pytestmark = pytest.mark.integration
 _CHILD = r"""
 import json, os, signal, sys
 from pathlib import Path
+from planlint.rules.leakage_findings import findings
 from planlint.services.split_data import _sources, _workers, check_split_data
 
 args = json.loads(sys.argv[1])
@@ -52,9 +53,9 @@ if args.get("cache_dir"):
     args["cache_dir"] = Path(args["cache_dir"])
     args["project_root"] = Path(args.pop("project_root"))
 trace = {}
-issues, notes = check_split_data(args.pop("train"), args.pop("eval"), trace=trace, **args)
+issues, notes = findings(check_split_data(args.pop("train"), args.pop("eval"), trace=trace, **args))
 print(json.dumps({"issues": [[i.code, i.split, i.message] for i in issues],
-                  "notes": [[n.split, n.message, n.over_budget] for n in notes],
+                  "notes": [[n.split, n.message, n.incomplete] for n in notes],
                   "stats": {key: value for key, value in trace.items() if isinstance(value, (int, str, list, type(None)))}}))
 """
 

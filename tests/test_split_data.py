@@ -12,13 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from planlint.services.split_data import DataIssue, DataNote, check_split_data
+from planlint.rules.leakage_findings import DataFinding, DataNote, findings
 from planlint.services.split_data import _base, _scan, schemes
 from planlint.services.split_data.budget import UNLIMITED
 import planlint.services.split_data as split_data
 
 FORMATS = ["jsonl", "jsonl.gz", "csv", "csv.gz", "parquet"]
 CUTOFF = "2026-08-01"
+
+
+def check_split_data(*args, **kwargs):
+    """The data check as the rules see it: its facts worded as findings and notes."""
+    return findings(split_data.check_split_data(*args, **kwargs))
 
 
 # --------------------------------------------------------------------------
@@ -74,7 +79,7 @@ def check(train: Path, eval_: Path, **kwargs):
     return check_split_data(train, eval_, **options)
 
 
-def by_code(issues: list[DataIssue]) -> dict[tuple[str, str], DataIssue]:
+def by_code(issues: list[DataFinding]) -> dict[tuple[str, str], DataFinding]:
     return {(issue.code, issue.split): issue for issue in issues}
 
 
@@ -405,7 +410,7 @@ def test_unsupported_format_and_same_file(tmp_path):
     train = write_rows(tmp_path / "train.jsonl", clean_train())
     other = tmp_path / "eval.xlsx"
     other.write_bytes(b"PK")
-    assert check(train, other) == ([], [DataNote("eval", f"{other}: not a supported split format (.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz); data-aware checks skipped", over_budget=True)])
+    assert check(train, other) == ([], [DataNote("eval", f"{other}: not a supported split format (.jsonl, .ndjson, .csv, .parquet, .jsonl.gz, .csv.gz); data-aware checks skipped", incomplete=True)])
     issues, notes = check(train, train)
     assert issues == [] and "same file" in notes[0].message
 
@@ -416,7 +421,7 @@ def test_parquet_without_pyarrow_is_a_note(tmp_path, monkeypatch):
     monkeypatch.setattr(split_data.check, "_have_pyarrow", lambda: False)
     issues, notes = check(train, write_rows(tmp_path / "eval.jsonl", clean_eval()))
     assert issues == []
-    assert notes == [DataNote("train", f"{train}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped", over_budget=True)]
+    assert notes == [DataNote("train", f"{train}: reading Parquet needs the optional extra: pip install 'planlint[parquet]' (pyarrow); data-aware checks skipped", incomplete=True)]
 
 
 def test_import_is_lean():
@@ -485,7 +490,7 @@ def test_chunk_boundaries_and_overlong_lines(tmp_path, monkeypatch):
     assert [issue.code for issue in issues] == ["PL207"]
     assert "'c4' (train row 6, eval row 1)" in issues[0].message
     assert notes == [DataNote("train", f"{train}: 1 row longer than 300 bytes (the limit on one record) skipped unread (row 3) (row N is line N of the file)",
-                              over_budget=True)]  # a limit was reached: PL006 with --require-data
+                              incomplete=True)]  # a limit was reached: PL006 with --require-data
 
 
 # --------------------------------------------------------------------------
@@ -601,7 +606,7 @@ def test_garbage_files_never_crash(tmp_path):
             blob = gzip.compress(blob)
         path.write_bytes(blob)
         issues, notes = check(path, eval_)
-        assert all(isinstance(issue, DataIssue) for issue in issues)
+        assert all(isinstance(issue, DataFinding) for issue in issues)
         assert all(isinstance(note, DataNote) for note in notes)
 
 

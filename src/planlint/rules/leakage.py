@@ -243,13 +243,14 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
         return problems, notes
     boundary = ctx.mapping("splits", "boundary") or {}
     # Deliberately lazy: the split-file readers load only for plans whose split files are here.
+    from planlint.rules.leakage_findings import findings
     from planlint.services.split_data import check_split_data
 
     def text(value):
         return scalar_text(value) if value is not None and not isinstance(value, (dict, list)) else None
 
     cache_dir = ctx.services.cache_dir
-    issues, data_notes = check_split_data(
+    issues, data_notes = findings(check_split_data(
         resolved["train"], resolved["eval"],
         group_key=text(boundary.get("group_key")),
         time_key=text(boundary.get("time_key")),
@@ -259,7 +260,7 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
         project_root=Path(ctx.config.root) if ctx.config is not None else None,
         **({"time_budget": settings["time_budget"]} if "time_budget" in settings else {}),
         **({"max_bytes": settings["max_bytes"]} if "max_bytes" in settings else {}),
-    )
+    ))
     for issue in issues:
         if issue.key is not None:  # PL210/PL211: at the boundary key the data does not honour
             problems.append(Problem(("splits", "boundary", issue.key), issue.message, code=issue.code, at_key=True))
@@ -267,7 +268,7 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
             problems.append(Problem(("splits", issue.split, "path"), issue.message, code=issue.code))
     for note in data_notes:
         where = f"splits.{note.split}.path" if note.split else "splits"
-        if note.over_budget and settings.get("require"):  # a limit cut the checks short: not a pass
+        if note.incomplete and settings.get("require"):  # a limit cut the checks short: not a pass
             route = ("splits", note.split, "path") if note.split else ("splits",)  # never a split it is not about
             problems.append(Problem(route, f"{note.message}, and data checks are required (--require-data)", code="PL006"))
             continue

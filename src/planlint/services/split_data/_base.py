@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple
 
 from planlint.services.split_data.errors import OverCap
+from planlint.services.split_data.facts import EXAMPLES, size_text
 
 if TYPE_CHECKING:
     from planlint.services.split_data.budget import Budget
@@ -53,7 +54,7 @@ MAX_LINE_BYTES = MAX_RECORD_BYTES
 
 
 #: How many row numbers (and values) of each kind are kept for messages.
-SAMPLE = 5
+SAMPLE = EXAMPLES
 
 
 @contextmanager
@@ -69,9 +70,8 @@ def rows_from(offset: int):
 
 
 def record_limit_text(size: Optional[int] = None) -> str:
-    """The limit on one record, in words ("16 MiB")."""
-    size = MAX_RECORD_BYTES if size is None else size
-    return f"{size >> 20} MiB" if size >= 1 << 20 and not size & ((1 << 20) - 1) else f"{size} bytes"
+    """The limit on one record (MAX_RECORD_BYTES unless `size`), in words ("16 MiB")."""
+    return size_text(MAX_RECORD_BYTES if size is None else size)
 
 
 Batch = Tuple[List[int], List[Any], List[Any], List[Any]]
@@ -116,15 +116,6 @@ def detect_format(path: Path) -> Optional[tuple[str, bool]]:
                 break
             return fmt, gz
     return None
-
-
-def row_hint(fmt: str, plural: bool = False) -> str:
-    """What "row N" means for a format, for messages."""
-    if fmt == "jsonl":
-        return "row N is line N of each file" if plural else "row N is line N of the file"
-    if fmt == "csv":
-        return "row 1 is the first row after the header"
-    return "row 1 is the first row"
 
 
 class Sample:

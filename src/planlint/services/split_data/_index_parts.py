@@ -26,7 +26,8 @@ A part holds no text, so a duplicate input found from a part has none to
 show: the text comes from the larger split's object when it is read, else
 from the smaller split's object read in this run (`capture`), else from the
 texts kept beside either object's part in the run that read it (the inputs
-that were findings then: `_TextsCache`), else the message says "an input".
+that were findings then: `_TextsCache`), else it has none (None: the rule
+says "an input").
 
 A part whose sampled values are not plain JSON values (a Parquet timestamp)
 is not cached; neither is one that skipped an oversized record. Parts are
@@ -58,6 +59,7 @@ from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample, rows_from
 from planlint.services.split_data._formats import iter_batches
 from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source
+from planlint.services.split_data._values import input_excerpt
 from planlint.services.split_data.schemes import LOCAL_FILES, scheme_of
 
 #: The seal's cache names of the entries.
@@ -194,7 +196,7 @@ class IndexPartCache(_ObjectCache):
 
 
 class _TextsCache(_ObjectCache):
-    """Beside each part: its inputs that were findings in the run that read the object, as a message shows them."""
+    """Beside each part: the excerpts of its inputs that were findings in the run that read the object."""
 
     name = TEXTS_CACHE_NAME
     folder = "index-texts"
@@ -383,7 +385,7 @@ def fill_texts(result: "_scan.BigResult", index: "_scan.SmallIndex", small_spec:
     object's part in a run that read it (the inputs that were findings
     then); else the smaller split's row's, read again when its object (or
     its plain file) was read in this run anyway; failing all of these (an
-    object whose findings were never met while it was read), "an input"."""
+    object whose findings were never met while it was read), it stays None."""
     missing = [code for code, entry in result.dups.items() if entry[2] is None]
     if not missing:
         return
@@ -416,14 +418,11 @@ def fill_texts(result: "_scan.BigResult", index: "_scan.SmallIndex", small_spec:
             result.dups[code][2] = text
         if small_cache is not None and found:
             small_cache.texts.keep_texts(small_cache.keys[position], found)
-    for entry in result.dups.values():
-        if entry[2] is None:
-            entry[2] = "an input"
 
 
 def _read_rows(spec: "_scan.SideSpec", position: int, rows: dict[int, int]) -> dict[int, str]:
     """The inputs at `rows` (row -> digest) of the `position`-th object of `spec`'s split (or of its
-    plain file), as a message shows them: the object is read again, its bytes not counted against
+    plain file), as excerpts: the object is read again, its bytes not counted against
     data.max_bytes (they were when it was read), within the time budget; {} when it cannot be."""
     path = spec.path
     if isinstance(path, Source):
@@ -436,10 +435,10 @@ def _read_rows(spec: "_scan.SideSpec", position: int, rows: dict[int, int]) -> d
             for row, value in zip(batch_rows, values):
                 code = rows.get(row)
                 if code is not None:
-                    found[code] = _scan.show_input(value)
+                    found[code] = input_excerpt(value)
             if len(found) == len(rows):
                 break
-    except Exception:  # a text is not worth a failed check: what was not read says "an input"
+    except Exception:  # a text is not worth a failed check: what was not read has none
         pass
     return found
 

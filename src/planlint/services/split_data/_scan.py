@@ -36,10 +36,10 @@ from planlint.services.split_data._formats import iter_batches, plan_units
 from planlint.services.split_data._values import (
     Cutoff,
     group_text,
+    input_excerpt,
     make_time_test,
     normalize_text,
     normalize_value,
-    show_value,
 )
 
 #: Below this size (on disk) the larger split is read in this process.
@@ -91,12 +91,6 @@ def input_key(value: Any, fields: tuple[str, ...] | None) -> str:
     if fields is not None and len(fields) == 1:
         return normalize_value(value, fields[0])
     return normalize_value(value)
-
-
-def show_input(value: Any) -> str:
-    if type(value) is tuple:
-        value = next((item for item in value if item not in (None, "")), "")
-    return show_value(value)
 
 
 class SideSpec:
@@ -277,7 +271,7 @@ class BigResult:
     def __init__(self) -> None:
         self.report = FileReport()
         self.leaked: dict[str, list[int]] = {}  # group text -> [first row, rows]
-        self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, shown value or None (not read in this run)]
+        self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, its excerpt or None (not read in this run)]
         self.own: SmallPart | None = None  # the unit's own part, when scan_unit was asked to keep it (for the cache)
 
     def merge(self, part: "BigResult", offset: int) -> None:
@@ -573,7 +567,7 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: b
             code = codes[position]
             entry = dups.get(code)
             if entry is None:
-                dups[code] = [rows[position], 1, show_input(input_values[position])]
+                dups[code] = [rows[position], 1, input_excerpt(input_values[position])]
             else:
                 entry[1] += 1
     return result

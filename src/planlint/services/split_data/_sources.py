@@ -275,7 +275,8 @@ class _Counted(io.RawIOBase):
 
 
 class Source:
-    """A split made of objects (remote, or the matches of a local glob), read as one split."""
+    """A split as the checks read it: one local file (`of_file`), or objects (remote, or the matches
+    of a local glob) read one after another as one split."""
 
     def __init__(self, shown: str, objects: list, names: list[str], *, sharded: bool) -> None:
         self.shown = shown  # the split path as given, secrets masked
@@ -283,6 +284,9 @@ class Source:
         self.names = names  # what messages call each object (shard)
         self.sharded = sharded
         self.starts: list[int] = []  # row offset at which each object starts (filled while reading)
+        self.file: Optional[Path] = None  # the local file, when the split is one (of_file)
+        if not objects:
+            return
         formats = set()
         for item, name in zip(objects, names):
             found = detect_format(Path(item.name))
@@ -293,10 +297,31 @@ class Source:
             raise Unreadable(f"{shown}: the matched objects are of different formats; a split is one format")
         self.fmt, self.gz = formats.pop()
 
+    @classmethod
+    def of_file(cls, path: Path) -> "Source":
+        """One local file as a split: read whole, by byte ranges in worker processes when it is large
+        (_scan), and named by the SHA-256 of its content, not object by object."""
+        found = detect_format(path)
+        if found is None:
+            raise Unreadable(f"{path}: not a supported split format ({FORMATS_READ})")
+        source = cls(str(path), [], [], sharded=False)
+        source.objects, source.names, source.file = [path], [path.name], path
+        source.fmt, source.gz = found
+        return source
+
+    @property
+    def readable(self) -> Any:
+        """What the readers are handed: the file of a one-file split, else this Source (whose
+        `batches` reads its objects one after another)."""
+        return self if self.file is None else self.file
+
     def __str__(self) -> str:
         return self.shown
 
     def size(self) -> int:
+        """The split's size: of its file on disk (OSError when it cannot be read), or of its objects."""
+        if self.file is not None:
+            return self.file.stat().st_size
         total = 0
         for item in self.objects:
             size = item.size if isinstance(item, RemoteObject) else local_size(item)

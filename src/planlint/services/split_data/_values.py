@@ -1,5 +1,5 @@
 """Value handling for the data-aware split checks: timestamps, normalized
-inputs, group keys and safe display of values in messages.
+inputs, group keys and the excerpts of values the facts keep.
 
 Standard library only; nothing here imports anything heavy.
 """
@@ -12,13 +12,11 @@ import math
 import unicodedata
 from typing import Any, Callable
 
-from planlint.core.messages import sanitize
-
 #: The input fields tried, in order, when the plan does not configure
 #: `data.input_fields`: the first one present (and not null) in a row is used.
 DEFAULT_INPUT_FIELDS = ("prompt", "input", "question", "messages")
 
-#: Longest shown excerpt of a value, in characters (before escaping).
+#: Longest excerpt of a value a message shows, in characters (before escaping).
 SHOW_CHARS = 40
 
 _UTC = _dt.timezone.utc
@@ -222,20 +220,25 @@ def normalize_value(value: Any, field: str | None = None) -> str:
 
 
 # --------------------------------------------------------------------------
-# showing values in messages
+# excerpts: what a message may show of a value
 
-def show_value(value: Any, limit: int = SHOW_CHARS) -> str:
-    """A value for a message: at most `limit` characters of its text (then an
-    ellipsis), control and format characters escaped, in single quotes."""
+
+def excerpt(value: Any, limit: int = SHOW_CHARS) -> str:
+    """The text of `value` a message may show, cut one character past `limit` (so that a message
+    can still tell it was cut): a chat's first user turn, a string as it is, anything else as
+    compact JSON. Nothing is escaped yet: the rule that shows it does that."""
     if isinstance(value, list) and value and all(isinstance(turn, dict) for turn in value):
-        # chat messages: show the first user turn, not the whole conversation
+        # chat messages: the first user turn, not the whole conversation
         for turn in value:
             if turn.get("role") == "user":
                 value = _content_text(turn.get("content"))
                 break
     text = value if isinstance(value, str) else group_text(value)
-    cut = len(text) > limit
-    text = text[:limit]
-    if not (text.isascii() and text.isprintable() and "\\" not in text and "'" not in text):
-        text = sanitize(text.replace("\\", "\\\\").replace("'", "\\'"))
-    return "'" + text + ("…'" if cut else "'")
+    return text if len(text) <= limit else text[: limit + 1]
+
+
+def input_excerpt(value: Any) -> str:
+    """The excerpt of an input: of its first non-empty field when it has several."""
+    if type(value) is tuple:
+        value = next((item for item in value if item not in (None, "")), "")
+    return excerpt(value)
