@@ -314,8 +314,7 @@ def _split_arg(path: str):
         return path
     if not any(char in path for char in "*?["):
         return Path(path)
-    from planlint.services.split_data import GlobMatches
-    from planlint.services.split_data._sources import local_glob
+    from planlint.services.split_data import GlobMatches, local_glob
 
     pattern = Path(path)
     return GlobMatches(pattern.name, local_glob(pattern.parent, pattern.name))

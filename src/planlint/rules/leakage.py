@@ -7,7 +7,8 @@ directory, then the project root (the directory of the config file), then
 the plan's own directory; a path with wildcards (`data/train-*.parquet`) is
 a glob whose sorted matches are one split, all inside the checkout. A path
 with a scheme (`s3://`, `gs://`, `hf://`, `https://`) is read where it lives
-(services/split_data/_sources). When a file is not there the checks are
+(services/split_data/resolve resolves each path once, for the check and for
+the engine's cache). When a file is not there the checks are
 skipped with a note, not a finding; with `--require-data` (or `data:
 {require: true}`) a missing file is a PL006 finding at its `path` value, as
 is a remote split that could not be read.
@@ -16,168 +17,62 @@ is a remote split that could not be read.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
 from planlint.core.messages import show
-from planlint.core.paths import repository_root
-from planlint.core.urls import is_uri
 from planlint.core.yaml_values import scalar_text
 from planlint.rules.base import ERROR, Note, PlanContext, Problem, rule
 from planlint.rules.splits import predefined_only
+from planlint.services.split_data.resolve import Absent, LocalFile, LocalGlob, Lookup, Remote, Resolved, Unlisted, has_magic
+from planlint.services.split_data.resolve import inside_checkout, resolve_split
 
 _RESULT = "_split_data"
+_RESOLVED = "_split_paths"
 
 
-@lru_cache(maxsize=1024)
-def _as_path(value: str) -> tuple[str, bool]:
-    """`value` as pathlib writes it (`data//x/` is `data/x`), and whether it is absolute.
-
-    Plans repeat their split paths; each is parsed once, not twice per base.
-    """
-    path = Path(value)
-    return str(path), path.is_absolute()
-
-
-def _join(base: str, name: str) -> str:
-    """`str(Path(base) / name)` for a `base` and a relative `name` already in pathlib's form."""
-    if os.sep != "/" or os.altsep:
-        return str(Path(base) / name)
-    if name == ".":
-        return base
-    if base == ".":
-        return name
-    return base + name if base.endswith("/") else f"{base}/{name}"
-
-
-def _candidates(value: str, ctx: PlanContext) -> list[str]:
-    """Where a split path is looked for, in order; the first regular file wins.
-
-    Strings in pathlib's form: the lookups themselves need no Path objects.
-    """
-    path, absolute = _as_path(value)
-    if absolute:
-        return [path]
-    return [_join(base, path) for base in _base_dirs(ctx)]
-
-
-def _bases(ctx: PlanContext) -> list[Path]:
-    """The directories a relative split path is looked up against, in order."""
-    return [Path(base) for base in _base_dirs(ctx)]
-
-
-def _base_dirs(ctx: PlanContext) -> list[str]:
-    """`_bases` as strings: the working directory, the project root, the plan's own directory."""
-    bases = [os.getcwd()]
+def _lookup(ctx: PlanContext) -> Lookup:
     root = getattr(ctx.config, "root", None)
-    if root is not None:
-        bases.append(_as_path(os.fspath(root))[0])
-    plan_file = ctx.file
-    if plan_file is not None:
-        # Path(plan_file).parent, through the directory's text (a plan's directory repeats: parsed once)
-        bases.append(_as_path(os.path.dirname(os.fspath(plan_file)) or ".")[0])
-    return bases
+    return Lookup(os.getcwd(), None if root is None else os.fspath(root), None if ctx.file is None else os.fspath(ctx.file))
 
 
-def _is_file(path: str) -> bool:
-    """Is `path` a regular file (links followed)? A path the system cannot look up
-    (too long, not readable, a NUL byte) is not one: it is not there to read."""
-    return os.path.isfile(path)
-
-
-def _resolve(value: str, ctx: PlanContext) -> Path | None:
-    tried = None
-    for path in _candidates(value, ctx):
-        if path == tried:  # the project root is the working directory: the same file, looked up once
-            continue
-        if _is_file(path):
-            return Path(path)
-        tried = path
-    return None
-
-
-def _has_magic(value: str) -> bool:
-    return any(char in value for char in "*?[")
-
-
-def _resolve_glob(value: str, ctx: PlanContext) -> list[tuple[str, Path]] | None:
-    """The matches of a split path with wildcards, under the first base where it matches any file."""
-    # Deliberately lazy, as below: the split-data services load only for plans that need them.
-    from planlint.services.split_data import local_glob
-
-    bases = [Path("/")] if Path(value).is_absolute() else _bases(ctx)
-    for base in bases:
-        matches = local_glob(base, value)
-        if matches:
-            return matches
-    return None
+def _resolved(ctx: PlanContext) -> dict[str, Resolved] | None:
+    """Where each split path leads (once per plan context: kept in ctx.memo); None for splits
+    given by selector or task list (nothing to read)."""
+    if _RESOLVED not in ctx.memo:
+        paths = {split: ctx.get("splits", split, "path") for split in ("train", "eval")}
+        if not all(isinstance(p, str) and p.strip() for p in paths.values()):
+            ctx.memo[_RESOLVED] = None
+        else:
+            lookup = _lookup(ctx)
+            ctx.memo[_RESOLVED] = {split: resolve_split(value, lookup) for split, value in paths.items()}
+    return ctx.memo[_RESOLVED]
 
 
 def remote_or_glob(ctx: PlanContext) -> bool:
     """Does a split path of this plan name a URI or a glob? Its result then depends on more than
     the files `inputs` lists (objects elsewhere, files a glob may match later): not to be cached by the engine."""
-    paths = _local_paths(ctx)
-    if paths is None:
+    resolved = _resolved(ctx)
+    if resolved is None:
         return False
-    return any(is_uri(value.strip()) or (_has_magic(value) and _resolve(value, ctx) is None) for value in paths.values())
-
-
-def _inside_the_checkout(path, ctx: PlanContext) -> bool:
-    """Is `path`, links resolved, inside the working directory, the config's directory or the plan's repository?
-    A glob's matches (GlobMatches): is every one of them?"""
-    matches = getattr(path, "matches", None)
-    if matches is not None:
-        return all(_inside_the_checkout(file, ctx) for _, file in matches)
-    real = os.path.realpath(path)
-    roots = {os.path.realpath(os.getcwd())}
-    root = getattr(ctx.config, "root", None)
-    if root is not None:
-        roots.add(os.path.realpath(root))
-    plan_file = ctx.file
-    if plan_file is not None:
-        roots.add(os.path.realpath(repository_root(os.path.dirname(os.path.abspath(plan_file)))))
-    for base in roots:
-        try:
-            if os.path.commonpath([real, base]) == base:
-                return True
-        except ValueError:  # another drive
-            continue
-    return False
-
-
-def _local_paths(ctx: PlanContext) -> dict | None:
-    paths = {split: ctx.get("splits", split, "path") for split in ("train", "eval")}
-    if not all(isinstance(p, str) and p.strip() for p in paths.values()):
-        return None  # splits by selector or task list: nothing local to read
-    return paths
+    return any(isinstance(found, Remote) or (has_magic(found.value) and not isinstance(found, LocalFile)) for found in resolved.values())
 
 
 def inputs(ctx: PlanContext) -> list[Path]:
     """Every path the data checks look at for this plan, in the order they do
-    (up to the first regular file for each split): what a cached result of
-    this plan also depends on (planlint.engine.parallel)."""
-    paths = _local_paths(ctx)
-    if paths is None:
+    (up to the first regular file for each split, and a glob's matches): what
+    a cached result of this plan also depends on (planlint.engine.parallel)."""
+    resolved = _resolved(ctx)
+    if resolved is None:
         return []
-    looked: list[Path] = []
-    for value in paths.values():
-        if is_uri(value.strip()):
-            continue  # not a file: such a plan's result is not cached (remote_or_glob)
-        found = False
-        for path in _candidates(value, ctx):
-            looked.append(Path(path))
-            if _is_file(path):
-                found = True
-                break
-        if not found and _has_magic(value):  # a glob: its matches (diff mode re-lints a plan whose shard changed)
-            from planlint.services.split_data.errors import DataError  # lazy, as below
+    return [path for found in resolved.values() for path in found.looked]
 
-            try:
-                looked.extend(file for _, file in _resolve_glob(value, ctx) or [])
-            except DataError:  # more matches than a split may have: the check says so
-                pass
-    return looked
+
+def _cannot_read(ctx: PlanContext, split: str, message: str, problems: list[Problem], notes: list[Note], require: bool) -> None:
+    if require:
+        problems.append(Problem(("splits", split, "path"), f"{message}, and data checks are required (--require-data)", code="PL006"))
+    else:
+        notes.append(Note(f"{ctx.path}: {message}; data checks skipped"))
 
 
 def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
@@ -195,51 +90,31 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
             "the data-aware leakage checks (PL207-PL211) need a group_key or time_key and did not run"
         ))
         return problems, notes
-    paths = _local_paths(ctx)
-    if paths is None:
+    resolved = _resolved(ctx)
+    if resolved is None:
         return problems, notes
     settings = getattr(ctx.config, "data", None) or {}
-    resolved: dict = {}
-    for split, value in paths.items():
-        if is_uri(value.strip()):
-            resolved[split] = value.strip()  # read where it lives
-            continue
-        found = _resolve(value, ctx)
-        if found is None and _has_magic(value):
-            from planlint.services.split_data import GlobMatches  # lazy, as below
-            from planlint.services.split_data.errors import DataError
-
-            try:
-                matches = _resolve_glob(value, ctx)
-            except DataError as error:  # more matches than a split may have
-                message = f"splits.{split}.path {show(value)}: {error.message}"
-                if settings.get("require"):
-                    problems.append(Problem(("splits", split, "path"), f"{message}, and data checks are required (--require-data)", code="PL006"))
-                else:
-                    notes.append(Note(f"{ctx.path}: {message}; data checks skipped"))
-                return problems, notes
-            if matches:
-                found = GlobMatches(value, matches)
-        resolved[split] = found
-    outside = [split for split, found in resolved.items() if found is not None and not isinstance(found, str) and not _inside_the_checkout(found, ctx)]
+    require = bool(settings.get("require"))
+    for split, found in resolved.items():
+        if isinstance(found, Unlisted):  # more matches than a split may have
+            _cannot_read(ctx, split, f"splits.{split}.path {show(found.value)}: {found.reason}", problems, notes, require)
+            return problems, notes
+    lookup = _lookup(ctx)
+    outside = [split for split, found in resolved.items() if isinstance(found, (LocalFile, LocalGlob)) and not inside_checkout(found, lookup)]
     if outside:  # a pull request must not make planlint read (and quote) files elsewhere on the machine
         for split in outside:
-            what = "matches a file outside the repository (or a link out of it)" if not isinstance(resolved[split], Path) else \
-                "is outside the repository (or a link out of it)"
-            message = (f"splits.{split}.path {show(paths[split])} {what}: "
-                       "planlint reads split files only from the checkout")
-            if settings.get("require"):
-                problems.append(Problem(("splits", split, "path"), f"{message}, and data checks are required (--require-data)", code="PL006"))
-            else:
-                notes.append(Note(f"{ctx.path}: {message}; data checks skipped"))
+            what = "is outside the repository (or a link out of it)" if isinstance(resolved[split], LocalFile) else \
+                "matches a file outside the repository (or a link out of it)"
+            message = f"splits.{split}.path {show(resolved[split].value)} {what}: planlint reads split files only from the checkout"
+            _cannot_read(ctx, split, message, problems, notes, require)
         return problems, notes
-    absent = [split for split, found in resolved.items() if found is None]
+    absent = [split for split, found in resolved.items() if isinstance(found, Absent)]
     if absent:
-        if settings.get("require"):
+        if require:
             for split in absent:
-                problems.append(Problem(("splits", split, "path"), f"splits.{split}.path {show(paths[split])} does not exist locally, and data checks are required (--require-data): add the file or fix the path", code="PL006"))
+                problems.append(Problem(("splits", split, "path"), f"splits.{split}.path {show(resolved[split].value)} does not exist locally, and data checks are required (--require-data): add the file or fix the path", code="PL006"))
         else:  # one note for the whole run, made by the engine
-            notes.extend(Note(paths[split], skipped=True) for split in absent)
+            notes.extend(Note(resolved[split].value, skipped=True) for split in absent)
         return problems, notes
     boundary = ctx.mapping("splits", "boundary") or {}
     # Deliberately lazy: the split-file readers load only for plans whose split files are here.
@@ -250,8 +125,9 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
         return scalar_text(value) if value is not None and not isinstance(value, (dict, list)) else None
 
     cache_dir = ctx.services.cache_dir
+    readable = {split: found.read_as for split, found in resolved.items() if isinstance(found, (Remote, LocalFile, LocalGlob))}
     issues, data_notes = findings(check_split_data(
-        resolved["train"], resolved["eval"],
+        readable["train"], readable["eval"],
         group_key=text(boundary.get("group_key")),
         time_key=text(boundary.get("time_key")),
         cutoff=text(boundary.get("cutoff")) if text(boundary.get("time_key")) else None,

@@ -22,12 +22,10 @@ which masks URLs' secrets and the values of credential variables.
 
 from __future__ import annotations
 
-import fnmatch
 import io
 import logging
 import os
 import re
-import stat
 import threading
 import time
 import warnings
@@ -41,13 +39,11 @@ from planlint.services.split_data._base import FORMATS_READ, FileReport, detect_
 from planlint.services.split_data._formats import iter_batches  # _formats knows no Source: it reads one object
 from planlint.services.split_data.budget import Budget
 from planlint.services.split_data.errors import DataError, Denied, MissingExtra, OverBudget, OverBytes, OverCap, Unreadable
-from planlint.services.split_data.schemes import LOCAL_FILES, Scheme, has_magic, listed_size, scheme_of, schemes_read
+from planlint.services.split_data.resolve import MAX_OBJECTS, has_magic
+from planlint.services.split_data.schemes import LOCAL_FILES, Scheme, listed_size, scheme_of, schemes_read
 
 #: `data.max_bytes`: what one split may read from storage, by default (2 GiB).
 DEFAULT_MAX_BYTES = 2 << 30
-
-#: At most this many objects (or local files) in one split's glob.
-MAX_OBJECTS = 10_000
 
 #: Read block of a streamed object (JSON Lines, CSV): one block is held at a time.
 STREAM_BLOCK = 4 << 20
@@ -378,76 +374,6 @@ def local_size(path) -> int:
 
 # --------------------------------------------------------------------------
 # local globs
-
-
-def local_glob(base: Path, pattern: str) -> list[tuple[str, Path]]:
-    """The regular files under `base` that `pattern` matches, sorted by name.
-
-    Components are matched with fnmatch (case-sensitive); `**` matches any
-    number of directories, without following links to directories (a link
-    loop cannot make the walk endless); names starting with a dot match only
-    a component that starts with one. At most MAX_OBJECTS matches. Whether a
-    match is inside the checkout is the caller's question (links, `..`).
-    """
-    parts = [part for part in pattern.replace("\\", "/").split("/") if part not in ("", ".")]
-    if pattern.startswith("/"):
-        base = Path("/")
-    found: list[tuple[str, Path]] = []
-    stack: list[tuple[Path, str, int]] = [(base, "", 0)]
-    seen: set[tuple[str, int]] = set()
-    while stack:
-        directory, shown, index = stack.pop()
-        if (shown, index) in seen:
-            continue
-        seen.add((shown, index))
-        if index == len(parts):
-            continue
-        part = parts[index]
-        last = index == len(parts) - 1
-        if part == "**":
-            stack.append((directory, shown, index + 1))  # zero directories
-            for entry in _entries(directory):
-                if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
-                    stack.append((directory / entry.name, _join(shown, entry.name), index))
-            continue
-        if not has_magic(part):
-            target = directory / part
-            if last:
-                if target.is_file():
-                    found.append((_join(shown, part), target))
-            else:
-                stack.append((target, _join(shown, part), index + 1))
-            continue
-        for entry in _entries(directory):
-            name = entry.name
-            if name.startswith(".") and not part.startswith("."):
-                continue
-            if not fnmatch.fnmatchcase(name, part):
-                continue
-            if last:
-                try:
-                    regular = stat.S_ISREG(os.stat(entry.path).st_mode)
-                except OSError:
-                    regular = False
-                if regular:
-                    found.append((_join(shown, name), directory / name))
-                    if len(found) > MAX_OBJECTS:
-                        raise OverCap(f"{pattern}: matches more than {MAX_OBJECTS:,} files")
-            elif entry.is_dir():
-                stack.append((directory / name, _join(shown, name), index + 1))
-    return sorted(dict(found).items())
-
-
-def _join(shown: str, name: str) -> str:
-    return f"{shown}/{name}" if shown else name
-
-
-def _entries(directory: Path) -> list:
-    try:
-        with os.scandir(directory) as entries:
-            return sorted(entries, key=lambda entry: entry.name)
-    except OSError:
-        return []
 
 
 def local_source(pattern: str, matches: list[tuple[str, Path]]) -> Source:

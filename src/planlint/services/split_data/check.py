@@ -26,9 +26,8 @@ import gc
 import hashlib
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional
 
 from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import machine_key, read_sealed, seal
@@ -39,6 +38,7 @@ from planlint.services.split_data._sources import DEFAULT_MAX_BYTES, Source, lim
 from planlint.services.split_data._values import Cutoff, excerpt, parse_cutoff
 from planlint.services.split_data.budget import Budget
 from planlint.services.split_data.errors import DataError, MissingExtra, OverBudget, OverCap, Unreadable
+from planlint.services.split_data.resolve import GlobMatches, SplitPath
 from planlint.services.split_data.facts import (
     EXAMPLES,
     CheckResult,
@@ -61,18 +61,6 @@ DEFAULT_TIME_BUDGET = 60.0
 
 #: Bump when what is checked, or what the cache holds, changes: old cache entries then stop matching.
 CACHE_VERSION = 5
-
-
-@dataclass
-class GlobMatches:
-    """A local split path with wildcards and its matches: (path as the pattern spells it, file), sorted."""
-
-    pattern: str
-    matches: list
-
-
-#: What a split is given as: one local file, a local glob's matches, or a URI (text with a scheme).
-SplitPath = Union[Path, GlobMatches, str]
 
 
 def check_split_data(

@@ -29,14 +29,7 @@ from urllib.parse import urlsplit
 from planlint.core.messages import show
 from planlint.core.urls import scheme as uri_scheme
 from planlint.services.split_data._addresses import AddressRefused, non_public_host, plain_http_allowed
-
-_MAGIC = re.compile(r"[*?\[]")
-
-
-def has_magic(value: str) -> bool:
-    """Does `value` hold a glob wildcard (`*`, `?`, `[`)?"""
-    return _MAGIC.search(value) is not None
-
+from planlint.services.split_data.resolve import has_magic
 
 def listed_size(info: dict) -> Optional[int]:
     """An object's size as its filesystem's listing gives it, or None."""
