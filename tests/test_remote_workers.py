@@ -33,14 +33,14 @@ _CHILD = r"""
 import json, os, signal, sys
 from pathlib import Path
 from planlint.rules.leakage_findings import findings
-from planlint.services.split_data import _sources, _workers, check_split_data
+from planlint.services.split_data import _sources, _worker_process, check_split_data
 
 args = json.loads(sys.argv[1])
 hook = args.pop("hook", None)
 if hook == "kill-worker":  # the worker process dies with its first task (set before the fork: inherited)
     def die(self, position, task):
         os.kill(os.getpid(), signal.SIGKILL)
-    _workers._Worker.read = die
+    _worker_process._Worker.read = die
 elif hook == "other-identity":  # the listing said another ETag for the first object than the store has now
     listed = _sources.remote_source
     def remote_source(value, split, **options):

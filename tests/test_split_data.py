@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from planlint.rules.leakage_findings import DataFinding, DataNote, findings
-from planlint.services.split_data import _base, _scan, schemes
+from planlint.services.split_data import _base, _file_workers, _index, _scan, schemes
 from planlint.services.split_data.budget import UNLIMITED
 import planlint.services.split_data as split_data
 
@@ -638,7 +638,7 @@ def _messy_rows(n: int) -> list[dict]:
     return rows_
 
 
-_REAL_CAN_FORK = _scan._can_fork
+_REAL_CAN_FORK = _file_workers._can_fork
 
 
 def _allow_workers(monkeypatch) -> None:
@@ -653,8 +653,8 @@ def _allow_workers(monkeypatch) -> None:
     if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("worker processes need fork (Linux)")
     if not _REAL_CAN_FORK() and all(thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
-        monkeypatch.setattr(_scan, "_can_fork", lambda: True)
-    if not _scan._can_fork():
+        monkeypatch.setattr(_file_workers, "_can_fork", lambda: True)
+    if not _file_workers._can_fork():
         pytest.skip("this process runs other threads: the data checks do not fork")
 
 
@@ -663,8 +663,8 @@ def tiny_pieces(monkeypatch):
     """Force the worker path even for small files, with tiny pieces."""
     _allow_workers(monkeypatch)
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
-    monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
+    monkeypatch.setattr(_file_workers, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(_file_workers, "UNIT_BYTES", 300)
     monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
 
 
@@ -692,14 +692,14 @@ def test_workers_match_a_single_process(tmp_path, monkeypatch, suffix):
         assert "1 row skipped as not a JSON object" in train_note
 
     monkeypatch.setenv("PLANLINT_DATA_WORKERS", "3")
-    monkeypatch.setattr(_scan, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(_scan, "UNIT_BYTES", 300)
+    monkeypatch.setattr(_file_workers, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(_file_workers, "UNIT_BYTES", 300)
     monkeypatch.setattr(_base, "CHUNK_BYTES", 256)
     _allow_workers(monkeypatch)
     assert check(train, eval_, trace=trace) == expected
     assert trace["mode"] == "parallel", trace
     assert len(trace["worker_peak_kb"]) == 3
-    monkeypatch.setattr(_scan, "TABLE_FROM_ROWS", 0)  # the smaller split's inputs in an InputTable
+    monkeypatch.setattr(_index, "TABLE_FROM_ROWS", 0)  # the smaller split's inputs in an InputTable
     assert check(train, eval_) == expected
 
 
@@ -726,7 +726,7 @@ def test_stray_csv_quote_falls_back_to_one_process(tmp_path, tiny_pieces, monkey
 def test_workers_not_used_with_other_threads(tmp_path, tiny_pieces, monkeypatch):
     import threading
 
-    monkeypatch.setattr(_scan, "_can_fork", _REAL_CAN_FORK)
+    monkeypatch.setattr(_file_workers, "_can_fork", _REAL_CAN_FORK)
 
     train = write_rows(tmp_path / "train.jsonl", clean_train(100))
     eval_ = write_rows(tmp_path / "eval.jsonl", clean_eval())
@@ -748,7 +748,7 @@ def test_input_table_agrees_with_a_dict():
     import random
     from array import array
 
-    from planlint.services.split_data._scan import InputTable
+    from planlint.services.split_data._index import InputTable
 
     rnd = random.Random(7)
     codes = [rnd.getrandbits(64) - (1 << 63) for _ in range(3000)]
@@ -804,7 +804,7 @@ def test_batch_fast_paths_match_the_row_loops(tmp_path, monkeypatch, suffix):
         eval_ = write_rows(tmp_path / f"eval{pure}.{suffix}", rows_(60, "e", pure) + rows_(5, "t", pure))
         monkeypatch.setenv("PLANLINT_DATA_WORKERS", "1")
         for table_from in (1 << 18, 0):
-            monkeypatch.setattr(_scan, "TABLE_FROM_ROWS", table_from)
+            monkeypatch.setattr(_index, "TABLE_FROM_ROWS", table_from)
             fast = check(train, eval_)
             with monkeypatch.context() as slow:
                 slow.setattr(_scan, "_all_nonempty_strings", lambda values: False)

@@ -17,7 +17,7 @@ rows, rows local to the object. It does not depend on the other split, so:
 
 On a re-run an object whose part is cached is not opened, so a run reads
 only the objects that changed, in either split. The digests are keyed
-BLAKE2b (`_scan.keyed_digest`, the key derived from the seal key): the same
+BLAKE2b (`_index.keyed_digest`, the key derived from the seal key): the same
 in every run on this machine, so a split's objects are digested with it on
 both sides (Python's per-process `hash` is used only when no object is
 involved).
@@ -54,7 +54,7 @@ from typing import Any, Optional
 
 from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import read_sealed_bytes, seal_chunks
-from planlint.services.split_data import _scan
+from planlint.services.split_data import _index, _scan
 from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample, rows_from
 from planlint.services.split_data._formats import iter_batches
@@ -161,12 +161,12 @@ class IndexPartCache(_ObjectCache):
     def __init__(self, directory: Path, seal_key: bytes, version: int, base: dict, ids: Optional[list] = None) -> None:
         super().__init__(directory, seal_key, version, base, ids)
         self.digest_key = hmac.new(seal_key, b"planlint split-data input digest", "sha256").digest()
-        self.digest = _scan.keyed_digest(self.digest_key)
+        self.digest = _index.keyed_digest(self.digest_key)
         self.texts = _TextsCache(directory, seal_key, version, base, ids)
         self.keys: list[Optional[str]] = []  # each object's key (filled by the read_* functions)
         self.read_now: set[int] = set()  # the positions of the objects read in this run (not taken from their parts)
 
-    def read(self, key: str) -> Optional[tuple["_scan.SmallPart", int]]:
+    def read(self, key: str) -> Optional[tuple["_index.SmallPart", int]]:
         try:
             body = self.body(key)
             return None if body is None else part_from_body(body, self.version)
@@ -187,7 +187,7 @@ class IndexPartCache(_ObjectCache):
                 present.add(position)
         return present
 
-    def keep(self, key: str, part: "_scan.SmallPart", used: int) -> None:
+    def keep(self, key: str, part: "_index.SmallPart", used: int) -> None:
         """Seal and write the part now (nothing of it is held until the check ends)."""
         body = part_body(part, used, self.version)
         if body is not None:
@@ -222,7 +222,7 @@ class _TextsCache(_ObjectCache):
 
 
 def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartCache,
-                       keyed: bool = True) -> tuple["_scan.SmallIndex", FileReport]:
+                       keyed: bool = True) -> tuple["_index.SmallIndex", FileReport]:
     """Pass 1 over a split of objects, one index part per object, cached parts not read again.
 
     The index is the one `_scan.read_small` gives for the whole split (rows
@@ -233,8 +233,8 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
     per-process hash, and the keyed digests are computed for the parts only."""
     keys = cache.keys = [cache.key(item, position) for position, item in enumerate(source.objects)]
     cached = cache.cached(keys)
-    digest = cache.digest if keyed or cached else _scan.digest
-    index, report, whole = _scan.SmallIndex(), FileReport(), _scan.SmallPart()
+    digest = cache.digest if keyed or cached else _index.digest
+    index, report, whole = _index.SmallIndex(), FileReport(), _index.SmallPart()
     whole.groups = index.packed_groups  # filled in place: a copy of a 1M-value mapping would cost ~50 MB
     source.starts = []
     absent: dict[str, int] = {}
@@ -298,25 +298,25 @@ def _merge_groups(groups: dict[str, int], more: dict[str, int], offset: int) -> 
     common = groups.keys() & more.keys() if groups else ()
     earlier = {value: groups[value] for value in common}
     groups.update(more if not offset else {value: packed + offset for value, packed in more.items()})
-    shift = _scan.ROWS_SHIFT
+    shift = _index.ROWS_SHIFT
     for value, packed in earlier.items():
         groups[value] = packed + (more[value] >> shift << shift)  # its rows added; the first row stays the earlier object's
 
 
-def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: Source, cache: Optional[IndexPartCache],
-                     pool=None) -> "_scan.BigResult":
+def read_big_objects(spec: "_scan.SideSpec", index: "_index.SmallIndex", source: Source, cache: Optional[IndexPartCache],
+                     pool=None) -> "_index.BigResult":
     """Pass 2 over a split of several objects, one index part per object, cached parts not read again
     (`cache` None: nothing cached); the others are read by the worker processes of `pool` (a
     _workers.Pool) and this one when the pool can, else here.
 
     An object whose part is cached is compared with the index from its part
     (`match`); one that is read is compared as it is read, and its part is
-    kept. The merged result is the one `_scan.read_big` gives for the whole
+    kept. The merged result is the one `_file_workers.read_big` gives for the whole
     split (rows numbered on from object to object, `source.starts` filled),
     except that an input found from a part has no text to show yet (None):
     `fill_texts` looks for one."""
     spec.trace.update(mode="pieces", workers=1, worker_peak_kb=[], fallback=None, cached_pieces=0)
-    total = _scan.BigResult()
+    total = _index.BigResult()
     source.starts = []
     absent: dict[str, int] = {}
     keys = [cache.key(item, position) for position, item in enumerate(source.objects)] if cache is not None else [None] * len(source.objects)
@@ -362,20 +362,20 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: 
     return total
 
 
-def match(part: "_scan.SmallPart", index: "_scan.SmallIndex") -> "_scan.BigResult":
+def match(part: "_index.SmallPart", index: "_index.SmallIndex") -> "_index.BigResult":
     """What scanning the object of `part` against `index` gives, without reading it (rows local to the
     object; no input has a text to show: None)."""
-    piece = _scan.BigResult()
+    piece = _index.BigResult()
     piece.report = part.report
     groups, keys = index.packed_groups, part.group_keys
     if keys and groups:
-        _scan.count_hits(piece.leaked, compress(range(len(keys)), map(groups.__contains__, keys)), keys, part.group_rows)
+        _index.count_hits(piece.leaked, compress(range(len(keys)), map(groups.__contains__, keys)), keys, part.group_rows)
     if index.hashes and part.codes:
-        _scan.count_hits(piece.dups, index.input_hits(part.codes), part.codes, part.rows, None)
+        _index.count_hits(piece.dups, index.input_hits(part.codes), part.codes, part.rows, None)
     return piece
 
 
-def fill_texts(result: "_scan.BigResult", index: "_scan.SmallIndex", small_spec: "_scan.SideSpec",
+def fill_texts(result: "_index.BigResult", index: "_index.SmallIndex", small_spec: "_scan.SideSpec",
                small_cache: Optional[IndexPartCache], big: Source, big_cache: IndexPartCache) -> None:
     """Give each duplicate input found from a cached part (no text yet) the text a message shows,
     and keep the texts found so beside the parts of the smaller split's objects read in this run.
@@ -449,7 +449,7 @@ def _position(source: Source, row: int) -> int:
     return max(0, bisect_right(starts, row - 1) - 1) if starts else 0
 
 
-def _keep(cache: Optional[IndexPartCache], keys: list, position: int, piece: "_scan.BigResult", used: int,
+def _keep(cache: Optional[IndexPartCache], keys: list, position: int, piece: "_index.BigResult", used: int,
           body: Optional[bytes] = None) -> None:
     """Keep the index part of the object at `position`: `piece.own`, or `body`, the part as bytes
     (part_body) made by a worker process; and the texts of its findings. `piece.own` is dropped."""
@@ -465,7 +465,7 @@ def _keep(cache: Optional[IndexPartCache], keys: list, position: int, piece: "_s
     cache.texts.keep_texts(key, {code: entry[2] for code, entry in piece.dups.items()})
 
 
-def _read_one(specs: dict, index: "_scan.SmallIndex", keys: list, position: int) -> "_scan.BigResult":
+def _read_one(specs: dict, index: "_index.SmallIndex", keys: list, position: int) -> "_index.BigResult":
     """Read the object at `position` of `specs` here, its batches read ahead in a thread (the
     objects are not read in order when worker processes read some of them); its own index part
     is kept as `own` when it has a cache key."""
@@ -514,7 +514,7 @@ def _decode_report(data: dict, report: FileReport) -> None:
 _SECTIONS = (("group_rows", "q"), ("codes", "q"), ("code_rows", "q"), ("key_lengths", "I"))
 
 
-def part_body(part: "_scan.SmallPart", used: int, version: int) -> Optional[list[bytes]]:
+def part_body(part: "_index.SmallPart", used: int, version: int) -> Optional[list[bytes]]:
     """A part as bytes, in chunks: one line of JSON (its report, and the size of each section), then
     its arrays and its group values (UTF-8, one after the other; their lengths are a section)."""
     data = _encode_report(part.report, used)
@@ -538,7 +538,7 @@ def part_body(part: "_scan.SmallPart", used: int, version: int) -> Optional[list
     return [header + b"\n", *sections]
 
 
-def part_from_body(body: bytes, version: int) -> Optional[tuple["_scan.SmallPart", int]]:
+def part_from_body(body: bytes, version: int) -> Optional[tuple["_index.SmallPart", int]]:
     """The part (and the bytes its reading counted) in `body`; None for another version.
     ValueError (and the like) when the body is not a part."""
     header, newline, rest = body.partition(b"\n")
@@ -548,7 +548,7 @@ def part_from_body(body: bytes, version: int) -> Optional[tuple["_scan.SmallPart
     sizes = data["sections"]
     if not isinstance(sizes, list) or len(sizes) != len(_SECTIONS) + 1 or not all(type(size) is int and size >= 0 for size in sizes) or sum(sizes) != len(rest):
         raise ValueError("a cached part's sections do not add up")
-    part = _scan.SmallPart()
+    part = _index.SmallPart()
     _decode_report(data, part.report)
     start, arrays = 0, {}
     for (name, typecode), size in zip(_SECTIONS, sizes):

@@ -1,38 +1,27 @@
-"""The two passes of the data-aware split checks.
+"""The two passes of the data-aware split checks, over one unit of a split at a time.
 
-1. The smaller split is read whole, in this process, into a `SmallIndex`:
-   each distinct group value with its first row and row count, and one
-   64-bit hash per distinct normalized input with its first row.
-2. The larger split is streamed and compared against the index. A large
-   JSON Lines or CSV file is cut into pieces that start on a row boundary and
-   read by worker processes (fork, Linux only, when this process runs no other
-   thread); each returns the leaks of its piece with row numbers local to
-   the piece, and the pieces are merged in file order. Any trouble with the
-   workers (a CSV piece cut inside a quoted field, a dead worker) and the file
-   is simply read again in this process: the result never depends on how the
-   file was cut.
+1. The smaller split is read whole, in this process, into a `SmallIndex`
+   (`read_small`, `index_unit`).
+2. The larger split is compared against the index as it is read
+   (`scan_unit`): in this process, by byte ranges in worker processes when it
+   is one large file (_file_workers), or object by object (_index_parts,
+   _workers).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import os
-import sys
-import threading
 from array import array
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from itertools import compress, repeat
-from functools import partial
-from operator import add, and_, ge as _at_or_after, not_, rshift
+from operator import ge as _at_or_after, not_
 from pathlib import Path
 from typing import Any, Callable
 
-from planlint.services.split_data._base import FILE, Fields, FileReport, Unsplittable
-from planlint.services.split_data.budget import Budget
+from planlint.services.split_data._base import FILE, Fields, FileReport
 from planlint.services.split_data._csv import CsvLayout
-from planlint.services.split_data._formats import iter_batches, plan_units
+from planlint.services.split_data._formats import iter_batches
+from planlint.services.split_data._index import ROWS_UNIT, BigResult, SmallIndex, SmallPart, count_hits, digest
 from planlint.services.split_data._values import (
     Cutoff,
     group_text,
@@ -41,45 +30,9 @@ from planlint.services.split_data._values import (
     normalize_text,
     normalize_value,
 )
-
-#: Below this size (on disk) the larger split is read in this process.
-PARALLEL_MIN_BYTES = 32 << 20
-#: Size of one piece handed to a worker (plain files; gzip pieces follow
-#: the reader's chunks).
-UNIT_BYTES = 16 << 20
-#: Upper bound on worker processes.
-MAX_WORKERS = 4
+from planlint.services.split_data.budget import Budget
 
 _fromisoformat = _dt.datetime.fromisoformat
-
-def _blake_digest(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True)
-
-
-#: 64-bit digest of a normalized input, for two files that are not cached
-#: object by object. Python's own string hash is 64-bit SipHash on 64-bit
-#: builds and costs a tenth of a blake2b call; it differs between runs, which
-#: does not matter there: digests never leave the process and its forked
-#: workers (the cache stores finished messages). 32-bit builds use blake2b.
-digest: Callable[[str], int] = hash if sys.hash_info.width >= 64 else _blake_digest
-
-
-def keyed_digest(key: bytes) -> Callable[[str], int]:
-    """A 64-bit digest of a normalized input that is the same in every run
-    with this `key` (keyed BLAKE2b; ~5x the cost of `digest`, ~0.45 us a
-    row): what the cached index parts of a split of objects hold (_index_parts),
-    so that a later run can compare new rows against them; such a split's
-    rows are digested with it on both sides. The key is this machine's, so
-    the digests mean nothing elsewhere and collisions cannot be aimed."""
-    template = hashlib.blake2b(digest_size=8, key=key[:64])
-    from_bytes = int.from_bytes
-
-    def code(text: str) -> int:
-        state = template.copy()
-        state.update(text.encode("utf-8", "surrogatepass"))
-        return from_bytes(state.digest(), "little", signed=True)
-
-    return code
 
 
 def input_key(value: Any, fields: tuple[str, ...] | None) -> str:
@@ -120,188 +73,6 @@ def _batches(spec: SideSpec, report: FileReport, unit: tuple):
     if spec.prefetched is not None:
         return spec.prefetched[1]
     return iter_batches(spec.path, spec.fmt, spec.gz, spec.fields, report, spec.budget, unit, spec.layout)
-
-
-#: A group's first row and row count, packed in one int: first + rows * ROWS_UNIT.
-ROWS_SHIFT = 48
-ROWS_UNIT = 1 << ROWS_SHIFT
-FIRST_MASK = ROWS_UNIT - 1
-
-
-class PackedGroups(Mapping):
-    """group text -> [first row, rows], read from the packed dict (few lookups, for messages)."""
-
-    def __init__(self, packed: dict[str, int]) -> None:
-        self.packed = packed
-
-    def __getitem__(self, key: str) -> list[int]:
-        value = self.packed[key]
-        return [value & FIRST_MASK, value >> ROWS_SHIFT]
-
-    def __iter__(self):
-        return iter(self.packed)
-
-    def __len__(self) -> int:
-        return len(self.packed)
-
-
-class InputTable:
-    """The smaller split's distinct input digests, each with its first row.
-
-    An open-addressing table (linear probing, at most half full) in two flat
-    arrays of 64-bit integers, and a byte filter (16 bytes per entry, another
-    part of the digest) that turns away most digests that are absent with one
-    index. About 50 bytes per input, in three buffers, instead of ~110 bytes
-    in three Python objects per input for a dict of ints: a 1M-row smaller
-    split costs ~50 MB less, and the heap the forked workers share is not
-    strewn with long-lived small objects (which pins freed memory and turns
-    the workers' allocations into copy-on-write copies).
-    `code in table` and `table[code]` (the first row) as for a dict.
-    """
-
-    __slots__ = ("keys", "firsts", "mask", "filter", "filter_mask", "size")
-
-    #: The filter is indexed by these bits of the digest (the table by the lowest).
-    FILTER_SHIFT = 32
-
-    def __init__(self, entries: int = 0) -> None:
-        slots = 8
-        while slots < 2 * entries:
-            slots *= 2
-        self.size = 0
-        self.mask = slots - 1
-        self.keys = array("q", bytes(8 * slots))
-        self.firsts = array("q", bytes(8 * slots))  # 0: an empty slot (rows count from 1)
-        self.filter = bytearray(8 * slots)
-        self.filter_mask = 8 * slots - 1
-
-    @classmethod
-    def build(cls, codes: array, rows: array, counts: dict[int, int]) -> "InputTable":
-        """The table of `codes` (in row order, repeats allowed), each with the
-        first of its `rows`; `counts` gets the row count of each repeated code.
-        Built once at its final size: growing it would re-insert every entry."""
-        table = cls(len(codes))
-        keys, firsts, mask, filt, filter_mask, shift = table.keys, table.firsts, table.mask, table.filter, table.filter_mask, cls.FILTER_SHIFT
-        size = 0
-        for code, row in zip(codes, rows):
-            slot = code & mask
-            while True:
-                if not firsts[slot]:
-                    keys[slot] = code
-                    firsts[slot] = row
-                    filt[(code >> shift) & filter_mask] = 1
-                    size += 1
-                    break
-                if keys[slot] == code:
-                    counts[code] = counts.get(code, 1) + 1
-                    break
-                slot = (slot + 1) & mask
-        table.size = size
-        return table
-
-    def hits(self, codes: list[int]) -> list[int]:
-        """The positions in `codes` of the digests in the table, in order
-        (the filter's test at C speed, then the table for those it lets by)."""
-        filt, shift, count = self.filter, self.FILTER_SHIFT, len(codes)
-        maybe = map(filt.__getitem__, map(and_, map(rshift, codes, repeat(shift, count)), repeat(self.filter_mask, count)))
-        return [position for position in compress(range(count), maybe) if self._slot(codes[position]) >= 0]
-
-    def _slot(self, code: int) -> int:
-        keys, firsts, mask = self.keys, self.firsts, self.mask
-        slot = code & mask
-        while firsts[slot]:
-            if keys[slot] == code:
-                return slot
-            slot = (slot + 1) & mask
-        return -1
-
-    def __contains__(self, code: int) -> bool:
-        return bool(self.filter[(code >> self.FILTER_SHIFT) & self.filter_mask]) and self._slot(code) >= 0
-
-    def __getitem__(self, code: int) -> int:
-        slot = self._slot(code)
-        if slot < 0:
-            raise KeyError(code)
-        return self.firsts[slot]
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __bool__(self) -> bool:
-        return self.size > 0
-
-
-#: From this many input rows in the smaller split on, its digests are kept in
-#: an InputTable rather than a dict (a dict is quicker to build and to ask,
-#: the table takes half the memory: ~50 instead of ~110 bytes per input).
-TABLE_FROM_ROWS = 1 << 18
-
-
-class SmallIndex:
-    def __init__(self) -> None:
-        self.packed_groups: dict[str, int] = {}  # group text -> first row + rows * ROWS_UNIT
-        self.groups = PackedGroups(self.packed_groups)  # group text -> [first row, rows]
-        self.hashes: dict[int, int] | InputTable = {}  # input digest -> first row
-        self.hash_counts: dict[int, int] = {}  # input digest -> rows, only when > 1
-        self.digest: Callable[[str], int] = digest  # what made the digests; the larger split is digested alike
-        self.digest_key: bytes | None = None  # the key of `digest` when it is keyed_digest(key); None: Python's hash
-
-    def set_inputs(self, codes: array, rows: array) -> None:
-        """Index the smaller split's input digests (`codes`, in row order, with their `rows`)."""
-        if len(codes) >= TABLE_FROM_ROWS:
-            self.hashes = InputTable.build(codes, rows, self.hash_counts)
-            return
-        # the first row of each: the last assignment wins, so assign in reverse
-        self.hashes = dict(zip(reversed(codes), reversed(rows)))
-        if len(self.hashes) < len(codes):  # some input repeats
-            counts = Counter(codes)
-            self.hash_counts = {code: count for code, count in counts.items() if count > 1}
-
-    def input_hits(self, codes: list[int]) -> Iterable[int]:
-        """The positions in `codes` of the digests the smaller split has, in order."""
-        hashes = self.hashes
-        if type(hashes) is dict:
-            return compress(range(len(codes)), map(hashes.__contains__, codes))
-        return hashes.hits(codes)
-
-
-class BigResult:
-    """Leaks found in the larger split (or one piece of it)."""
-
-    def __init__(self) -> None:
-        self.report = FileReport()
-        self.leaked: dict[str, list[int]] = {}  # group text -> [first row, rows]
-        self.dups: dict[int, list[Any]] = {}  # input digest -> [first row, rows, its excerpt or None (not read in this run)]
-        self.own: SmallPart | None = None  # the unit's own part, when scan_unit was asked to keep it (for the cache)
-
-    def merge(self, part: "BigResult", offset: int) -> None:
-        self.report.merge(part.report, offset)
-        for key, (first, count) in part.leaked.items():
-            entry = self.leaked.get(key)
-            if entry is None:
-                self.leaked[key] = [first + offset, count]
-            else:
-                entry[1] += count
-        for code, (first, count, shown) in part.dups.items():
-            entry = self.dups.get(code)
-            if entry is None:
-                self.dups[code] = [first + offset, count, shown]
-            else:
-                entry[1] += count
-                if entry[2] is None:  # an earlier object's entry had no text of it
-                    entry[2] = shown
-
-
-def count_hits(found: dict, positions: Iterable[int], keys, rows, *more) -> None:
-    """Count the values at `positions` of `keys` in `found` (value -> [first row, count, *more]),
-    the first row of a value new to `found` taken from `rows`."""
-    for position in positions:
-        key = keys[position]
-        entry = found.get(key)
-        if entry is None:
-            found[key] = [rows[position], 1, *more]
-        else:
-            entry[1] += 1
 
 
 # --------------------------------------------------------------------------
@@ -390,33 +161,6 @@ def _note_empty(sample, rows, values) -> None:
         for row, value in zip(rows, values):
             if value is None or value == "":
                 sample.add(row)
-
-
-class SmallPart:
-    """What one unit of a split gives for an index (rows local to the unit).
-
-    `groups` is the packed form (group text -> first row + rows * ROWS_UNIT)
-    the index uses; an object's own part kept for the cache (_index_parts) holds
-    its group values in row order instead (`group_keys`, `group_rows`,
-    packed only when used: `packed_groups`), which costs a fraction of
-    packing every object of a split that is read."""
-
-    def __init__(self) -> None:
-        self.report = FileReport()
-        self.groups: dict[str, int] = {}  # group text -> first row + rows * ROWS_UNIT
-        self.codes = array("q")  # every input digest, in row order
-        self.rows = array("q")  # and its row
-        self.group_keys: list[str] | None = None  # the unit's own group values in row order (a part for the cache)
-        self.group_rows: list[int] | array | None = None  # and their rows
-
-    def packed_groups(self) -> dict[str, int]:
-        """The own group values packed as in `groups` (first row and count of each, at C speed)."""
-        keys = self.group_keys
-        if not keys:
-            return {}
-        firsts = dict(zip(reversed(keys), reversed(self.group_rows)))
-        counts = Counter(keys)
-        return dict(zip(firsts, map(add, firsts.values(), map(ROWS_UNIT.__mul__, map(counts.__getitem__, firsts)))))
 
 
 def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int] = digest, keep_own: bool = False,
@@ -571,179 +315,3 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: b
             else:
                 entry[1] += 1
     return result
-
-
-# --------------------------------------------------------------------------
-# the larger split, in this process or in workers
-
-
-def worker_count() -> int:
-    """PLANLINT_DATA_WORKERS if set (1 turns workers off), else the usable
-    CPUs, at most MAX_WORKERS."""
-    configured = os.environ.get("PLANLINT_DATA_WORKERS", "").strip()
-    if configured:
-        try:
-            return max(1, int(configured))
-        except ValueError:
-            return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(MAX_WORKERS, cpus))
-
-
-def _can_fork() -> bool:
-    if not sys.platform.startswith("linux"):
-        return False  # fork is unsafe on macOS, absent on Windows
-    if threading.active_count() > 1:
-        return False  # forking a process that runs other threads can deadlock
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def _size(spec: SideSpec) -> int:
-    try:
-        return spec.path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _use_workers(spec: SideSpec, min_bytes: int) -> bool:
-    if spec.fmt not in ("jsonl", "csv") or not isinstance(spec.path, Path) or worker_count() < 2:
-        return False
-    return _size(spec) >= (min_bytes // 4 if spec.gz else min_bytes) and _can_fork()
-
-
-def read_big(spec: SideSpec, index: SmallIndex) -> BigResult:
-    workers = worker_count()
-    spec.trace.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=None)
-    if _use_workers(spec, PARALLEL_MIN_BYTES):
-        total = BigResult()
-        try:
-            _read_parallel(spec, partial(scan_unit, spec, index), total, workers, UNIT_BYTES)
-            return total
-        except (Unsplittable, _WorkersFailed) as reason:
-            spec.trace.update(mode="sequential", workers=1, worker_peak_kb=[], fallback=str(reason))
-    spec.layout = None
-    return scan_unit(spec, index, FILE)
-
-
-class _WorkersFailed(Exception):
-    pass
-
-
-def _own_peak_kb() -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def _worker(conn, task: Callable[[tuple], Any]) -> None:  # runs in a forked child
-    try:
-        while True:
-            message = conn.recv()
-            if message is None:
-                break
-            number, unit = message
-            try:
-                part = task(unit)
-            except BaseException as error:  # reported to the parent, which reads the file itself
-                conn.send(("error", number, f"{type(error).__name__}: {error}"[:300], None))
-                break
-            conn.send(("ok", number, part, _own_peak_kb()))
-    except (EOFError, OSError, KeyboardInterrupt):
-        pass
-    finally:
-        conn.close()
-
-
-def _read_parallel(spec: SideSpec, task: Callable[[tuple], Any], total: Any, workers: int, unit_bytes: int) -> None:
-    """Cut the file into units, have `workers` forked processes run `task` on
-    them, and `total.merge` the parts in file order (row numbers shifted)."""
-    import multiprocessing
-    from multiprocessing.connection import wait
-
-    layout, units = plan_units(spec.path, spec.fmt, spec.gz, spec.fields, unit_bytes, spec.budget)
-    spec.layout = layout
-    context = multiprocessing.get_context("fork")
-    processes, connections = [], []
-    peaks: dict[int, int] = {}
-    if layout is not None:
-        total.report.absent_columns = list(layout.absent)
-        total.report.input_field = layout.input_field
-    try:
-        for _ in range(workers):
-            parent_end, child_end = context.Pipe()
-            process = context.Process(target=_worker, args=(child_end, task), daemon=True)
-            process.start()
-            child_end.close()
-            processes.append(process)
-            connections.append(parent_end)
-        busy: dict[Any, bool] = {conn: False for conn in connections}
-        finished: dict[int, BigResult] = {}
-        sent = merged = offset = 0
-        exhausted = False
-        last_ended_in_quotes = False
-
-        def feed(conn) -> None:
-            nonlocal sent, exhausted
-            if exhausted:
-                return
-            unit = next(units, None)  # may raise Unsplittable (CSV)
-            if unit is None:
-                exhausted = True
-                return
-            conn.send((sent, unit))
-            sent += 1
-            busy[conn] = True
-
-        for conn in connections:
-            feed(conn)
-        while True:
-            waiting = [conn for conn in connections if busy[conn]]
-            if not waiting:
-                break
-            for conn in wait(waiting):
-                try:
-                    status, number, part, peak = conn.recv()
-                except (EOFError, OSError):
-                    raise _WorkersFailed("a worker process ended unexpectedly") from None
-                busy[conn] = False
-                if status != "ok":
-                    raise _WorkersFailed(f"a worker failed: {part}")
-                if peak is not None:
-                    peaks[id(conn)] = peak
-                finished[number] = part
-                while merged in finished:
-                    piece = finished.pop(merged)
-                    if last_ended_in_quotes:  # the previous piece was cut inside a quoted field
-                        raise Unsplittable("a CSV piece ended inside a quoted field")
-                    last_ended_in_quotes = piece.report.ended_in_quotes
-                    total.merge(piece, offset)
-                    offset += piece.report.lines
-                    merged += 1
-                feed(conn)
-        spec.trace.update(mode="parallel", workers=workers, worker_peak_kb=sorted(peaks.values()))
-    finally:
-        close = getattr(units, "close", None)
-        if close is not None:
-            close()
-        for conn in connections:
-            try:
-                conn.send(None)
-            except (OSError, ValueError):
-                pass
-        for process in processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.terminate()
-                process.join()
-        for conn in connections:
-            conn.close()

@@ -296,7 +296,7 @@ class Source:
     @classmethod
     def of_file(cls, path: Path) -> "Source":
         """One local file as a split: read whole, by byte ranges in worker processes when it is large
-        (_scan), and named by the SHA-256 of its content, not object by object."""
+        (_file_workers), and named by the SHA-256 of its content, not object by object."""
         found = detect_format(path)
         if found is None:
             raise Unreadable(f"{path}: not a supported split format ({FORMATS_READ})")

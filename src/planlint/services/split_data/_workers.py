@@ -5,11 +5,11 @@ Pass 2 of the checks (the larger split against the smaller split's index,
 costs little, decoding and comparing their rows is the work. For a split of
 several remote objects that work is shared out: forked worker processes take
 objects from the front of the split, one at a time, while this process reads
-from the back; each object's result (`_scan.BigResult`, rows local to the
+from the back; each object's result (`_index.BigResult`, rows local to the
 object, and its index part for the cache) is merged in object order as if
 read here.
 
-- **When.** A process that runs other threads is never forked (_scan._can_fork),
+- **When.** A process that runs other threads is never forked (_file_workers._can_fork),
   and by pass 2 the clients' IO thread, the bounded calls and the prefetch
   reader run. So the workers are forked at the start of a check of a remote
   split (`Pool.start`), before the objects are listed, after the client
@@ -65,12 +65,11 @@ import time
 from collections import deque
 from typing import Any, Optional
 
-from planlint.services.split_data import _index_parts, _scan, _sources
-from planlint.services.split_data._base import FILE
-from planlint.services.split_data.errors import DataError, OverBudget, OverBytes
+from planlint.services.split_data import _file_workers, _index, _scan, _sources
+from planlint.services.split_data.errors import OverBudget, OverBytes
 from planlint.services.split_data.budget import Budget
-from planlint.services.split_data.schemes import LOCAL_FILES, Scheme, scheme_of
-from planlint.services.split_data._index_parts import _read_ahead
+from planlint.services.split_data.schemes import LOCAL_FILES, scheme_of
+from planlint.services.split_data._worker_process import _PROBE, _rebuild_digest, _serve
 from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source
 
 #: The workers are used only when the smaller split's index holds at most this many distinct
@@ -82,14 +81,6 @@ MAX_INDEX_ENTRIES = 1 << 18
 #: MAX_INDEX_ENTRIES (~50 bytes a row of Parquet, ~30 of gzip JSON Lines; the index itself
 #: decides, after pass 1): the workers are ended before it is read.
 SMALL_SPLIT_MAX_BYTES = 32 << 20
-
-#: Text digested by the index's digest and by each worker's: the same code, or no workers.
-_PROBE = "planlint worker digest probe \u00e9\u4e2d"
-
-
-class ObjectChanged(Exception):
-    """In a worker: the object opened is not the one the planlint process listed."""
-
 
 def _remote(value) -> bool:
     return isinstance(value, str) and "://" in value
@@ -132,11 +123,11 @@ class Pool:
         """Fork the workers when one of the split paths `given` is remote and forking is safe, else None."""
         if not any(_remote(value) for value in given) or not budget.on_real_clock:
             return None
-        count = _scan.worker_count() - 1  # this process reads objects too
+        count = _file_workers.worker_count() - 1  # this process reads objects too
         if count < 1:
             return None
         _preload(given)
-        if not _scan._can_fork():
+        if not _file_workers._can_fork():
             return None
         import multiprocessing
 
@@ -195,7 +186,7 @@ class Pool:
             except OSError:
                 pass  # a worker that is gone shows when it is given a task
 
-    def reader(self, spec: "_scan.SideSpec", index: "_scan.SmallIndex", source: Source, positions: dict, read_here, keep,
+    def reader(self, spec: "_scan.SideSpec", index: "_index.SmallIndex", source: Source, positions: dict, read_here, keep,
                version: Optional[int]) -> Optional["Reader"]:
         """A Reader of the objects at `positions` of `source` (position -> whether its own index part
         is wanted, for the cache), or None (the pool is then ended) when the workers are not worth
@@ -416,7 +407,7 @@ class Reader:
         self.stop()
         self.pool.kill()
 
-    def take(self, position: int) -> Optional["_scan.BigResult"]:
+    def take(self, position: int) -> Optional["_index.BigResult"]:
         """The piece of the object at `position` (its bytes counted now, in object order; its part
         already kept), its error raised, or None: the caller reads it here."""
         while True:
@@ -469,184 +460,3 @@ class Reader:
         if status == "error":
             raise payload
         return payload
-
-
-# --------------------------------------------------------------------------
-# in a worker
-
-
-def _rebuild_digest(key: Optional[bytes]):
-    return _scan.digest if key is None else _scan.keyed_digest(key)
-
-
-class _ListedObject(RemoteObject):
-    """An object as the planlint process listed it: opening something else is ObjectChanged."""
-
-    version: Optional[str] = None  # the S3 version id or GCS generation the split path names
-
-    def _opened(self, handle) -> None:
-        details = None
-        try:
-            details = _sources.bounded(lambda: getattr(handle, "details", None), self.deadline)
-        except DataError:
-            raise
-        except Exception:
-            details = None
-        if not isinstance(details, dict):
-            details = _sources.bounded(lambda: self.fs.info(self.fs_path), self.deadline)
-        if self.identity not in self.scheme.identities(details, self.version):
-            raise ObjectChanged(f"{self.uri}: not the object listed")
-
-
-def _peak_kb() -> Optional[int]:
-    return _scan._own_peak_kb()
-
-
-class _Worker:
-    def __init__(self) -> None:
-        self.setup: Optional[dict] = None
-        self.index: Optional[_scan.SmallIndex] = None
-        self.clients: dict = {}
-
-    def take_index(self, setup: dict) -> None:
-        index = _scan.SmallIndex()
-        index.packed_groups = setup["groups"]
-        index.groups = _scan.PackedGroups(index.packed_groups)
-        index.hashes = setup["hashes"]
-        index.digest_key = setup["digest_key"]
-        index.digest = _rebuild_digest(index.digest_key)
-        if index.digest(_PROBE) != setup["probe"]:
-            raise ObjectChanged("the index's digest differs in the worker")
-        self.setup, self.index = setup, index
-
-    @staticmethod
-    def _scheme(origin: tuple) -> Scheme:
-        """The store of the split path `origin` names (a remote one: the planlint process listed it)."""
-        store = scheme_of(origin[1])
-        if store is None or store is LOCAL_FILES:
-            raise ObjectChanged(f"{origin[0]}:// is no store")
-        return store
-
-    def _client(self, origin: tuple, deadline: Optional[float], listing: Optional[dict] = None):
-        if origin not in self.clients:
-            store = self._scheme(origin)
-            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            made = _sources.bounded(lambda: _sources.filesystem(store, origin[1], timeout), deadline)
-            if listing:
-                made[0].dircache.update(listing)
-            connect = store.connect(made[0])
-            if connect is not None:
-                _sources.bounded(connect, deadline)
-            self.clients[origin] = made
-        return self.clients[origin]
-
-    def read(self, position: int, task: dict) -> tuple:
-        setup = self.setup
-        budget = Budget.until(task["budget"])  # on time.monotonic (Pool.start), the same clock in every process
-        counter = ByteCounter(task["limit"], setup["split"])
-        counter.used = start = task["used"]
-        try:
-            counter.add(0)  # OverBytes: the split has read all it may already, this object is not opened
-            fs, _, version = self._client(task["origin"], task["deadline"])
-        except DataError as error:
-            return ("error", position, error, 0)
-        except Exception as error:  # this process reads it, and says what went wrong if it does too
-            return ("fallback", position, f"a worker could not build its client ({type(error).__name__})", 0)
-        item = _ListedObject(self._scheme(task["origin"]), fs, task["fs_path"], task["name"], task["uri"], task["size"], task["identity"], counter,
-                             task["options"], budget, task["deadline"], origin=task["origin"])
-        item.version = version
-        spec = _scan.SideSpec(setup["split"], item, setup["fmt"], setup["gz"], setup["fields"], setup["cut"], budget)
-        try:
-            with _read_ahead({position: spec}):  # the next batches on their way while this one is checked
-                piece = _scan.scan_unit(spec, self.index, FILE, keep_own=task["own"])
-        except ObjectChanged as changed:
-            return ("fallback", position, str(changed), counter.used - start)
-        except Exception as error:  # raised by the planlint process in this object's turn
-            try:
-                pickle.loads(pickle.dumps(error))
-            except Exception:
-                return ("fallback", position, f"a worker's error does not pickle ({type(error).__name__})", counter.used - start)
-            return ("error", position, error, counter.used - start)
-        used = counter.used - start
-        own, piece.own, body = piece.own, None, None
-        if own is not None and self.setup["version"] is not None:
-            try:
-                body = _index_parts.part_body(own, used, self.setup["version"])  # what the cache writes, smaller than the part
-            except Exception:
-                body = None
-        return ("ok", position, (piece, body), used)
-
-
-def _system_allocator() -> None:
-    """Have pyarrow allocate with malloc in a worker: its default (mimalloc) keeps ~50 MB of
-    segments after the first Parquet object, in each process, which malloc does not."""
-    os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"  # if pyarrow is first imported here
-    pyarrow = sys.modules.get("pyarrow")
-    if pyarrow is not None:
-        try:
-            pyarrow.set_memory_pool(pyarrow.system_memory_pool())
-        except Exception:
-            pass
-
-
-def _end_with_parent() -> None:
-    """Have the kernel kill this worker when the planlint process dies (SIGTERM, SIGKILL: no chance
-    to end its workers), so that no orphan goes on downloading with the run's credentials and holding
-    the planlint process's output open. Linux's PR_SET_PDEATHSIG; elsewhere a thread that watches
-    the parent."""
-    import signal
-
-    parent = os.getppid()
-    try:
-        import ctypes
-
-        if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
-            raise OSError
-    except (OSError, AttributeError, TypeError):
-        def watch() -> None:
-            while os.getppid() == parent:
-                time.sleep(0.2)
-            os._exit(0)
-
-        threading.Thread(target=watch, name="planlint-worker-watch", daemon=True).start()
-    if os.getppid() != parent:  # it died before the kernel was told
-        os._exit(0)
-
-
-def _serve(conn, parent_ends: list) -> None:  # runs in a forked child
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the planlint process's to handle
-    _end_with_parent()
-    for end in parent_ends:
-        end.close()
-    _system_allocator()
-    worker = _Worker()
-    try:
-        while True:
-            message = pickle.loads(conn.recv_bytes())
-            if message[0] == "client":
-                try:
-                    worker._client(message[1], message[2], message[3])
-                except Exception:
-                    pass  # said by the task that needs it
-                continue
-            if message[0] == "index":
-                worker.take_index(message[1])
-                continue
-            _, position, task = message
-            reply = worker.read(position, task)
-            try:
-                data = pickle.dumps((*reply, (os.getpid(), _peak_kb())), protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception:
-                data = pickle.dumps(("fallback", position, "a worker's result does not pickle", reply[3], (os.getpid(), _peak_kb())))
-            conn.send_bytes(data)
-    except BaseException:  # the pipe closed (EOFError), or anything else: the planlint process reads the rest
-        pass
-    finally:
-        try:
-            conn.close()
-        except OSError:
-            pass
-        os._exit(0)
-

@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 
 from planlint.core.atomic import write_atomically
 from planlint.core.cache_seal import machine_key, read_sealed, seal
-from planlint.services.split_data import _base, _index_parts, _scan, _sources, _workers
+from planlint.services.split_data import _base, _file_workers, _index, _index_parts, _scan, _sources, _workers
 from planlint.services.split_data._base import Fields, FileReport, Sample
 from planlint.services.split_data._parquet import PARQUET_EXTRA
 from planlint.services.split_data._sources import DEFAULT_MAX_BYTES, Source, limit_text, local_source
@@ -365,7 +365,7 @@ def _read(splits: dict[str, Source], fields: Fields, cut: Optional[Cutoff], budg
         if small_parts is not None:
             index, small.report = _index_parts.read_small_objects(small_spec, small.source, small_parts, keyed=big_parts is not None)
         else:
-            index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _scan.digest)
+            index, small.report = _scan.read_small(small_spec, keyed.digest if keyed is not None else _index.digest)
             index.digest_key = keyed.digest_key if keyed is not None else None  # what a worker process rebuilds the digest from (_workers)
         side = big
         big_spec = _scan.SideSpec(big.split, big.source.readable, big.fmt, big.gz, fields, cut, budget, trace)
@@ -375,7 +375,7 @@ def _read(splits: dict[str, Source], fields: Fields, cut: Optional[Cutoff], budg
             if big_parts is not None:
                 _index_parts.fill_texts(result, index, small_spec, small_parts, big.source, big_parts)
         else:
-            result = _scan.read_big(big_spec, index)
+            result = _file_workers.read_big(big_spec, index)
         big.report = result.report
     except OverBudget as over:
         over.split = side.split  # the split being read when the budget ran out
