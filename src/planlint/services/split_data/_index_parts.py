@@ -37,7 +37,6 @@ check ends.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import hmac
 import json
@@ -58,9 +57,9 @@ from planlint.services.split_data import _index, _scan
 from planlint.services.split_data._prefetch import Prefetch
 from planlint.services.split_data._base import FILE, KINDS, FileReport, Sample, rows_from
 from planlint.services.split_data._formats import iter_batches
-from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source
+from planlint.services.split_data._sources import Source, bytes_read, is_remote, object_identity, uncounted
 from planlint.services.split_data._values import input_excerpt
-from planlint.services.split_data.schemes import LOCAL_FILES, scheme_of
+from planlint.services.split_data.schemes import scheme_of
 
 #: The seal's cache names of the entries.
 PART_CACHE_NAME = "split-data-index-part"
@@ -96,14 +95,12 @@ class _ObjectCache:
         """The key of the entry of the object at `position`, or None when its content has no name."""
         if self.ids is not None:
             identity = self.ids[position]
-        elif isinstance(item, RemoteObject):
-            if item.identity is None:
-                return None
-            identity = [item.uri, item.identity, item.size]
         else:
             try:
-                identity = [str(item), LOCAL_FILES.identity_of(item), None]
+                identity = object_identity(item)
             except OSError:
+                return None
+            if identity is None:
                 return None
         material = self.base + "\0" + json.dumps(content_identity(identity))
         return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
@@ -260,7 +257,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
                 with rows_from(offset):
                     part = _scan.index_unit(specs[position], FILE, digest, wanted, into=whole, offset=offset, own_digest=cache.digest)
                 if wanted:
-                    cache.keep(keys[position], part, (item.bytes_read if isinstance(item, RemoteObject) else 0))
+                    cache.keep(keys[position], part, bytes_read(item))
             specs[position] = None
             report.merge(part.report, offset)
             for name in part.report.absent_columns:
@@ -280,7 +277,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
 def _read_ahead(specs: dict):
     """Have the remote objects among `specs` (position -> SideSpec, in order) read ahead in a thread
     (_prefetch): each spec's `prefetched` is set to its report and batches. Local files are read in place."""
-    remote = [spec for spec in specs.values() if isinstance(spec.path, RemoteObject)]
+    remote = [spec for spec in specs.values() if is_remote(spec.path)]
     if not remote:
         yield None
         return
@@ -351,7 +348,7 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_index.SmallIndex", source:
                             piece = _read_one(specs, index, keys, position)
                         else:
                             piece = _scan.scan_unit(specs[position], index, FILE, keep_own=key is not None)
-                        _keep(cache, keys, position, piece, item.bytes_read if isinstance(item, RemoteObject) else 0)
+                        _keep(cache, keys, position, piece, bytes_read(item))
             specs[position] = None
             total.merge(piece, offset)
             for name in piece.report.absent_columns:
@@ -375,7 +372,7 @@ def match(part: "_index.SmallPart", index: "_index.SmallIndex") -> "_index.BigRe
     return piece
 
 
-def fill_texts(result: "_index.BigResult", index: "_index.SmallIndex", small_spec: "_scan.SideSpec",
+def fill_texts(result: "_index.BigResult", index: "_index.SmallIndex", small_spec: "_scan.SideSpec", small: Source,
                small_cache: Optional[IndexPartCache], big: Source, big_cache: IndexPartCache) -> None:
     """Give each duplicate input found from a cached part (no text yet) the text a message shows,
     and keep the texts found so beside the parts of the smaller split's objects read in this run.
@@ -389,7 +386,6 @@ def fill_texts(result: "_index.BigResult", index: "_index.SmallIndex", small_spe
     missing = [code for code, entry in result.dups.items() if entry[2] is None]
     if not missing:
         return
-    small = small_spec.path
     kept: dict[tuple[int, int], dict[int, str]] = {}
 
     def texts_of(which: int, cache: IndexPartCache, position: int) -> dict[int, str]:
@@ -403,35 +399,31 @@ def fill_texts(result: "_index.BigResult", index: "_index.SmallIndex", small_spe
     for code in missing:
         small_spec.budget.check()
         small_row = index.hashes[code]
-        small_at = _position(small, small_row) if isinstance(small, Source) else 0
+        small_at = _position(small, small_row)
         text = texts_of(1, big_cache, _position(big, result.dups[code][0])).get(code)
         if text is None and small_cache is not None:
             text = texts_of(0, small_cache, small_at).get(code)
         if text is not None:
             result.dups[code][2] = text
-        elif not isinstance(small, Source) or (small_cache is not None and small_at in small_cache.read_now):
-            local = small_row - small.starts[small_at] if isinstance(small, Source) else small_row
-            wanted.setdefault(small_at, {})[local] = code
+        elif small.file is not None or (small_cache is not None and small_at in small_cache.read_now):  # read in this run
+            wanted.setdefault(small_at, {})[small_row - small.starts[small_at]] = code
     for position, rows in wanted.items():
-        found = _read_rows(small_spec, position, rows)
+        found = _read_rows(small_spec, small, position, rows)
         for code, text in found.items():
             result.dups[code][2] = text
         if small_cache is not None and found:
             small_cache.texts.keep_texts(small_cache.keys[position], found)
 
 
-def _read_rows(spec: "_scan.SideSpec", position: int, rows: dict[int, int]) -> dict[int, str]:
-    """The inputs at `rows` (row -> digest) of the `position`-th object of `spec`'s split (or of its
-    plain file), as excerpts: the object is read again, its bytes not counted against
-    data.max_bytes (they were when it was read), within the time budget; {} when it cannot be."""
-    path = spec.path
-    if isinstance(path, Source):
-        path = copy.copy(path.objects[position])
-        if isinstance(path, RemoteObject):
-            path.counter = ByteCounter(None, spec.split)
+def _read_rows(spec: "_scan.SideSpec", source: Source, position: int, rows: dict[int, int]) -> dict[int, str]:
+    """The inputs at `rows` (row -> digest) of the `position`-th object of `source` (the smaller
+    split; of a one-file split, its file), as excerpts: the object is read again, its bytes not
+    counted against data.max_bytes (they were when it was read), within the time budget; {} when
+    it cannot be."""
+    item = uncounted(source.objects[position], spec.split)
     found: dict[int, str] = {}
     try:
-        for batch_rows, _, _, values in iter_batches(path, spec.fmt, spec.gz, spec.fields, FileReport(), spec.budget):
+        for batch_rows, _, _, values in iter_batches(item, spec.fmt, spec.gz, spec.fields, FileReport(), spec.budget):
             for row, value in zip(batch_rows, values):
                 code = rows.get(row)
                 if code is not None:

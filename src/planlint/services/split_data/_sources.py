@@ -22,6 +22,7 @@ which masks URLs' secrets and the values of credential variables.
 
 from __future__ import annotations
 
+import copy
 import io
 import logging
 import os
@@ -81,12 +82,20 @@ def _error_text(store: Scheme, error: BaseException) -> tuple[bool, str]:
     return False, safe_text(str(error) or type(error).__name__)
 
 
-def _problem(store: Scheme, shown: str, failed: str, error: BaseException) -> DataError:
-    """What `error`, a client's, met while reaching `shown` means: a non-public address is said as
-    the check before any request says it (`shown: the host H is at a non-public address ...`)."""
+def _client_failed(store: Scheme, shown: str, failed: str, error: BaseException, budget: Budget, deadline: Optional[float],
+                   listing: bool = False) -> DataError:
+    """What a client's `error`, met when `shown` `failed` ("could not be listed", opened, read),
+    means: the time budget when it ran out (a client's timeout is set to it: met there, it is the
+    budget), else the store's reading of the error. A missing object met while `listing` says why
+    it is missing; a non-public address is said as the check before any request says it
+    (`shown: the host H is at a non-public address ...`)."""
+    budget.check()
+    _check_past(deadline)
     refused = store.refused(error)
     if isinstance(refused, AddressRefused):
         return Denied(f"{shown}: {refused}")
+    if listing and isinstance(error, FileNotFoundError) and refused is None:
+        return Unreadable(f"{shown}: {store.missing_reason(error)}")
     denied, text = _error_text(store, error)
     return (Denied if denied else Unreadable)(f"{shown}: {failed} ({text})")
 
@@ -123,10 +132,8 @@ class RemoteObject:
             handle = bounded(lambda: self.fs.open(self.fs_path, "rb", **options), self.deadline)
         except DataError:
             raise
-        except Exception as error:  # FileNotFoundError, PermissionError, client errors
-            self.budget.check()
-            _check_past(self.deadline)
-            raise _problem(self.scheme, self.uri, "could not be opened", error) from None
+        except Exception as error:  # FileNotFoundError, PermissionError, the client's own errors
+            raise _client_failed(self.scheme, self.uri, "could not be opened", error, self.budget, self.deadline) from None
         try:
             self._opened(handle)
         except BaseException:
@@ -245,10 +252,8 @@ class _Counted(io.RawIOBase):
             data = bounded(lambda: self._handle.read(size), self._deadline)
         except DataError:
             raise
-        except Exception as error:  # a timeout past the budget is the budget
-            self._budget.check()
-            _check_past(self._deadline)
-            raise _problem(self._scheme, self._uri, "could not be read", error) from None
+        except Exception as error:  # the client's own errors
+            raise _client_failed(self._scheme, self._uri, "could not be read", error, self._budget, self._deadline) from None
         if self._tally is not None:
             self._tally.bytes_read += len(data)
         self._counter.add(len(data))
@@ -301,7 +306,7 @@ class Source:
         if found is None:
             raise Unreadable(f"{path}: not a supported split format ({FORMATS_READ})")
         source = cls(str(path), [], [], sharded=False)
-        source.objects, source.names, source.file = [path], [path.name], path
+        source.objects, source.names, source.file, source.starts = [path], [path.name], path, [0]
         source.fmt, source.gz = found
         return source
 
@@ -318,22 +323,16 @@ class Source:
         """The split's size: of its file on disk (OSError when it cannot be read), or of its objects."""
         if self.file is not None:
             return self.file.stat().st_size
-        total = 0
-        for item in self.objects:
-            size = item.size if isinstance(item, RemoteObject) else local_size(item)
-            total += size or 0
-        return total
+        return sum((item.size or 0) if isinstance(item, RemoteObject) else local_size(item) for item in self.objects)
 
     def identities(self) -> Optional[list]:
         """What identifies each object's content for the cache, or None if one has nothing."""
         out = []
         for item in self.objects:
-            if isinstance(item, RemoteObject):
-                if item.identity is None:
-                    return None
-                out.append([item.uri, item.identity, item.size])
-            else:
-                out.append([str(item), LOCAL_FILES.identity_of(item), None])
+            identity = object_identity(item)
+            if identity is None:
+                return None
+            out.append(identity)
         return out
 
     def locate(self, row: int) -> tuple[str, int]:
@@ -362,6 +361,33 @@ class Source:
             if report.input_field is None:
                 report.input_field = part.input_field
         report.absent_columns = [name for name, count in absent.items() if count == len(self.objects)]
+
+
+def object_identity(item: Any) -> Optional[list]:
+    """[uri or local path, what names its content, size] of an object of a split (None: a remote
+    object whose listing named nothing); a local file's is its SHA-256 (OSError when unreadable)."""
+    if isinstance(item, RemoteObject):
+        return None if item.identity is None else [item.uri, item.identity, item.size]
+    return [str(item), LOCAL_FILES.identity_of(item), None]
+
+
+def is_remote(item: Any) -> bool:
+    """Is this object of a split remote (read through its store's client), not a local file?"""
+    return isinstance(item, RemoteObject)
+
+
+def bytes_read(item: Any) -> int:
+    """What reading the object took from storage (a local file: nothing, it is counted on disk)."""
+    return item.bytes_read if isinstance(item, RemoteObject) else 0
+
+
+def uncounted(item: Any, split: str) -> Any:
+    """The object, to be read again without counting against data.max_bytes (it was counted when read)."""
+    if not isinstance(item, RemoteObject):
+        return item
+    again = copy.copy(item)
+    again.counter = ByteCounter(None, split)
+    return again
 
 
 def local_size(path) -> int:
@@ -423,9 +449,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
     except DataError:
         raise
     except Exception as error:  # a credential chain that fails, a bad endpoint variable
-        budget.check()
-        _check_past(deadline)
-        raise _problem(store, shown, "could not be listed", error) from None
+        raise _client_failed(store, shown, "could not be listed", error, budget, deadline) from None
     glob = has_magic(fs_path) and store.globs
     try:
         if glob:
@@ -446,12 +470,8 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
             entries = [(fs_path, info)]
     except DataError:
         raise
-    except Exception as error:
-        budget.check()  # a timeout past the budget is the budget
-        _check_past(deadline)
-        if isinstance(error, FileNotFoundError) and store.refused(error) is None:
-            raise Unreadable(f"{shown}: {store.missing_reason(error)}") from None
-        raise _problem(store, shown, "could not be listed", error) from None
+    except Exception as error:  # the client's own errors
+        raise _client_failed(store, shown, "could not be listed", error, budget, deadline, listing=True) from None
     prefix = _fixed_prefix(fs_path) if glob else ""
     objects, names = [], []
     for path, info in entries:

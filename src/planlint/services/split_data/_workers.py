@@ -70,7 +70,7 @@ from planlint.services.split_data.errors import OverBudget, OverBytes
 from planlint.services.split_data.budget import Budget
 from planlint.services.split_data.schemes import LOCAL_FILES, scheme_of
 from planlint.services.split_data._worker_process import _PROBE, _rebuild_digest, _serve
-from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source
+from planlint.services.split_data._sources import ByteCounter, RemoteObject, Source, is_remote
 
 #: The workers are used only when the smaller split's index holds at most this many distinct
 #: inputs and group values: it is pickled and sent to each of them (~100 bytes an entry in
@@ -154,13 +154,12 @@ class Pool:
             gc.unfreeze()
         return cls(processes, connections, trace)
 
-    def usable(self, source) -> bool:
+    def usable(self, source: Source) -> bool:
         """Whether `source` is remote objects the workers could read (two or more, each with an identity)."""
-        return (self.processes != [] and isinstance(source, Source) and len(source.objects) >= 2
-                and all(isinstance(item, RemoteObject) and item.origin is not None and item.identity is not None
-                        for item in source.objects))
+        return (self.processes != [] and len(source.objects) >= 2
+                and all(is_remote(item) and item.origin is not None and item.identity is not None for item in source.objects))
 
-    def prepare(self, source, small_bytes: int = 0) -> None:
+    def prepare(self, source: Source, small_bytes: int = 0) -> None:
         """Have the workers build the client that `source`'s objects will be read with, while this
         process reads the smaller split (of `small_bytes`); or end them now when that split is
         likely to give an index too large for them (they would hold copies of the pages this

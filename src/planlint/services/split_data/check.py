@@ -373,7 +373,7 @@ def _read(splits: dict[str, Source], fields: Fields, cut: Optional[Cutoff], budg
             # several objects: one index part each, cached parts not read again, remote ones by worker processes
             result = _index_parts.read_big_objects(big_spec, index, big.source, big_parts, pool)
             if big_parts is not None:
-                _index_parts.fill_texts(result, index, small_spec, small_parts, big.source, big_parts)
+                _index_parts.fill_texts(result, index, small_spec, small.source, small_parts, big.source, big_parts)
         else:
             result = _file_workers.read_big(big_spec, index)
         big.report = result.report
