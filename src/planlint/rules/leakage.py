@@ -276,7 +276,7 @@ def duplicate_across_splits(ctx: PlanContext) -> Iterator[Problem | Note]:
 
 
 @rule("PL210", "boundary-key-missing", ERROR, scope="data")
-def boundary_key_missing(ctx: PlanContext) -> Iterator[Problem]:
+def boundary_key_missing(ctx: PlanContext) -> Iterator[Problem | Note]:
     """The declared `group_key` or `time_key` is absent, null or empty in rows of a split file.
 
     A boundary the rows do not carry is never checked: with `group_key:
@@ -312,7 +312,7 @@ def boundary_key_missing(ctx: PlanContext) -> Iterator[Problem]:
 
 
 @rule("PL211", "time-value-unreadable", ERROR, scope="data")
-def time_value_unreadable(ctx: PlanContext) -> Iterator[Problem]:
+def time_value_unreadable(ctx: PlanContext) -> Iterator[Problem | Note]:
     """`time_key` values that are neither ISO 8601 dates or date-times nor epoch seconds or milliseconds.
 
     A US-style date (`08/05/2026`) or a month name cannot be compared with the

@@ -96,7 +96,7 @@ def non_public_host(value: str) -> Optional[str]:
     if not host:
         return "the URL names no host"
     try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
     except (OSError, UnicodeError):
         return f"the host {host} does not resolve"
     for address in sorted(addresses):

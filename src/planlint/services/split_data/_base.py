@@ -201,7 +201,7 @@ class _OwningGzipFile(gzip.GzipFile):
     """A GzipFile that also closes the stream it reads (GzipFile leaves a given fileobj open)."""
 
     def close(self) -> None:
-        raw = self.fileobj
+        raw: Any = self.fileobj
         try:
             super().close()
         finally:

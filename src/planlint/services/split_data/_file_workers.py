@@ -127,7 +127,8 @@ def _read_parallel(spec: SideSpec, task: Callable[[tuple], Any], total: Any, wor
     layout, units = plan_units(spec.path, spec.fmt, spec.gz, spec.fields, unit_bytes, spec.budget)
     spec.layout = layout
     context = multiprocessing.get_context("fork")
-    processes, connections = [], []
+    processes: list = []
+    connections: list = []
     peaks: dict[int, int] = {}
     if layout is not None:
         total.report.absent_columns = list(layout.absent)
@@ -158,6 +159,7 @@ def _read_parallel(spec: SideSpec, task: Callable[[tuple], Any], total: Any, wor
             sent += 1
             busy[conn] = True
 
+        conn: Any  # a Connection (multiprocessing.connection.wait types it wider)
         for conn in connections:
             feed(conn)
         while True:

@@ -14,7 +14,7 @@ import hashlib
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress, repeat
 from operator import add, and_, rshift
 from typing import Any, Callable
@@ -128,7 +128,7 @@ class InputTable:
         table.size = size
         return table
 
-    def hits(self, codes: list[int]) -> list[int]:
+    def hits(self, codes: Sequence[int]) -> list[int]:
         """The positions in `codes` of the digests in the table, in order
         (the filter's test at C speed, then the table for those it lets by)."""
         filt, shift, count = self.filter, self.FILTER_SHIFT, len(codes)
@@ -186,10 +186,10 @@ class SmallIndex:
             counts = Counter(codes)
             self.hash_counts = {code: count for code, count in counts.items() if count > 1}
 
-    def input_hits(self, codes: list[int]) -> Iterable[int]:
+    def input_hits(self, codes: Sequence[int]) -> Iterable[int]:
         """The positions in `codes` of the digests the smaller split has, in order."""
         hashes = self.hashes
-        if type(hashes) is dict:
+        if isinstance(hashes, dict):
             return compress(range(len(codes)), map(hashes.__contains__, codes))
         return hashes.hits(codes)
 
@@ -252,9 +252,9 @@ class SmallPart:
 
     def packed_groups(self) -> dict[str, int]:
         """The own group values packed as in `groups` (first row and count of each, at C speed)."""
-        keys = self.group_keys
-        if not keys:
+        keys, rows = self.group_keys, self.group_rows
+        if not keys or rows is None:
             return {}
-        firsts = dict(zip(reversed(keys), reversed(self.group_rows)))
+        firsts = dict(zip(reversed(keys), reversed(rows)))
         counts = Counter(keys)
         return dict(zip(firsts, map(add, firsts.values(), map(ROWS_UNIT.__mul__, map(counts.__getitem__, firsts)))))

@@ -163,7 +163,9 @@ class IndexPartCache(_ObjectCache):
         self.keys: list[Optional[str]] = []  # each object's key (filled by the read_* functions)
         self.read_now: set[int] = set()  # the positions of the objects read in this run (not taken from their parts)
 
-    def read(self, key: str) -> Optional[tuple["_index.SmallPart", int]]:
+    def read(self, key: Optional[str]) -> Optional[tuple["_index.SmallPart", int]]:
+        if key is None:
+            return None
         try:
             body = self.body(key)
             return None if body is None else part_from_body(body, self.version)
@@ -184,10 +186,10 @@ class IndexPartCache(_ObjectCache):
                 present.add(position)
         return present
 
-    def keep(self, key: str, part: "_index.SmallPart", used: int) -> None:
-        """Seal and write the part now (nothing of it is held until the check ends)."""
-        body = part_body(part, used, self.version)
-        if body is not None:
+    def keep(self, key: Optional[str], part: "_index.SmallPart", used: int) -> None:
+        """Seal and write the part now (nothing of it is held until the check ends); None: no key, not kept."""
+        body = part_body(part, used, self.version) if key is not None else None
+        if key is not None and body is not None:
             self.add_body(key, body)
             self.write()
 
@@ -239,6 +241,7 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
     specs = {position: spec.of(item) for position, item in enumerate(source.objects)}
     with _read_ahead({position: item for position, item in specs.items() if position not in cached}):
         for position, item in enumerate(source.objects):
+            one = specs.pop(position)  # dropped once read
             offset = report.lines
             source.starts.append(offset)
             counter = getattr(item, "counter", None)
@@ -255,10 +258,10 @@ def read_small_objects(spec: "_scan.SideSpec", source: Source, cache: IndexPartC
                 cache.read_now.add(position)
                 wanted = keys[position] is not None
                 with rows_from(offset):
-                    part = _scan.index_unit(specs[position], FILE, digest, wanted, into=whole, offset=offset, own_digest=cache.digest)
+                    part = _scan.index_unit(one, FILE, digest, wanted, into=whole, offset=offset, own_digest=cache.digest)
                 if wanted:
                     cache.keep(keys[position], part, bytes_read(item))
-            specs[position] = None
+            del one
             report.merge(part.report, offset)
             for name in part.report.absent_columns:
                 absent[name] = absent.get(name, 0) + 1
@@ -316,7 +319,8 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_index.SmallIndex", source:
     total = _index.BigResult()
     source.starts = []
     absent: dict[str, int] = {}
-    keys = [cache.key(item, position) for position, item in enumerate(source.objects)] if cache is not None else [None] * len(source.objects)
+    keys: list[Optional[str]] = [cache.key(item, position) for position, item in enumerate(source.objects)] \
+        if cache is not None else [None] * len(source.objects)
     if cache is not None:
         cache.keys = keys
     cached = cache.cached(keys) if cache is not None else set()
@@ -330,7 +334,8 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_index.SmallIndex", source:
             source.starts.append(offset)
             key = keys[position]
             counter = getattr(item, "counter", None)
-            found = cache.read(key) if position in cached else None
+            found = cache.read(key) if cache is not None and position in cached else None
+            piece: Optional[_index.BigResult]
             if found is not None:
                 part, used = found
                 if counter is not None:
@@ -349,7 +354,7 @@ def read_big_objects(spec: "_scan.SideSpec", index: "_index.SmallIndex", source:
                         else:
                             piece = _scan.scan_unit(specs[position], index, FILE, keep_own=key is not None)
                         _keep(cache, keys, position, piece, bytes_read(item))
-            specs[position] = None
+            specs.pop(position, None)  # dropped once read (_read_one has taken it already)
             total.merge(piece, offset)
             for name in piece.report.absent_columns:
                 absent[name] = absent.get(name, 0) + 1
@@ -447,13 +452,15 @@ def _keep(cache: Optional[IndexPartCache], keys: list, position: int, piece: "_i
     (part_body) made by a worker process; and the texts of its findings. `piece.own` is dropped."""
     own, piece.own = piece.own, None
     key = keys[position]
-    if cache is None or key is None or (own is None and body is None):
+    if cache is None or key is None:
         return
     if body is not None:
         cache.add_body(key, body)
         cache.write()
-    else:
+    elif own is not None:
         cache.keep(key, own, used)
+    else:
+        return
     cache.texts.keep_texts(key, {code: entry[2] for code, entry in piece.dups.items()})
 
 
@@ -461,7 +468,7 @@ def _read_one(specs: dict, index: "_index.SmallIndex", keys: list, position: int
     """Read the object at `position` of `specs` here, its batches read ahead in a thread (the
     objects are not read in order when worker processes read some of them); its own index part
     is kept as `own` when it has a cache key."""
-    one, specs[position] = specs[position], None
+    one = specs.pop(position)
     with _read_ahead({position: one}):
         return _scan.scan_unit(one, index, FILE, keep_own=keys[position] is not None)
 
@@ -510,10 +517,10 @@ def part_body(part: "_index.SmallPart", used: int, version: int) -> Optional[lis
     """A part as bytes, in chunks: one line of JSON (its report, and the size of each section), then
     its arrays and its group values (UTF-8, one after the other; their lengths are a section)."""
     data = _encode_report(part.report, used)
-    keys = part.group_keys
-    if data is None or keys is None or len(part.codes) != len(part.rows) or len(keys) != len(part.group_rows):
+    keys, rows = part.group_keys, part.group_rows
+    if data is None or keys is None or rows is None or len(part.codes) != len(part.rows) or len(keys) != len(rows):
         return None
-    group_rows = part.group_rows if isinstance(part.group_rows, array) else array("q", part.group_rows)
+    group_rows = rows if isinstance(rows, array) else array("q", rows)
     arrays = {"group_rows": group_rows, "codes": part.codes, "code_rows": part.rows,
               "key_lengths": array("I", map(len, keys))}
     sections = [_little_endian(arrays[name]) for name, _ in _SECTIONS]

@@ -33,7 +33,7 @@ def _parquet_batches(path: Path, fields: Fields, report: FileReport, budget: "Bu
     # A remote object (see _sources) is read through its own file object:
     # pyarrow then asks for the footer and the needed column chunks only.
     opener = getattr(path, "open_binary", None)
-    source = opener(random_access=True) if opener is not None else str(path)
+    source: Any = opener(random_access=True) if opener is not None else str(path)
     try:
         parquet = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 20)
     except BaseException:

@@ -15,7 +15,6 @@ from array import array
 from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import ge as _at_or_after, not_
-from pathlib import Path
 from typing import Any, Callable
 
 from planlint.services.split_data._base import FILE, Fields, FileReport
@@ -47,11 +46,12 @@ def input_key(value: Any, fields: tuple[str, ...] | None) -> str:
 
 
 class SideSpec:
-    """One split file and how to check it, within `budget` (inherited by forked workers).
+    """One split and how to check it, within `budget` (inherited by forked workers): `path` is
+    what the readers read (a local file, a _sources.Source, or one object of one).
 
     `trace` records how the check read it (see check_split_data's `trace`)."""
 
-    def __init__(self, split: str, path: Path, fmt: str, gz: bool, fields: Fields, cut: Cutoff | None, budget: Budget,
+    def __init__(self, split: str, path: Any, fmt: str, gz: bool, fields: Fields, cut: Cutoff | None, budget: Budget,
                  trace: dict[str, Any] | None = None) -> None:
         self.split, self.path, self.fmt, self.gz = split, path, fmt, gz
         self.fields = fields
@@ -87,9 +87,11 @@ def _batches(spec: SideSpec, report: FileReport, unit: tuple):
 def _time_loop(spec: SideSpec, report: FileReport, rows, times, at_or_after) -> None:
     leaks = report.time_leaks
     offending = spec.split == "train"  # train offends when at/after; eval when before
+    cutoff = spec.cut
+    assert cutoff is not None  # the time check runs with a cutoff only
     try:
         moments = list(map(_fromisoformat, times))  # TypeError: not a string; ValueError: not ISO
-        cut = spec.cut.aware if moments and moments[0].tzinfo is not None else spec.cut.naive
+        cut = cutoff.aware if moments and moments[0].tzinfo is not None else cutoff.naive
         late = list(map(_at_or_after, moments, repeat(cut, len(moments))))  # TypeError: naive and aware mixed
     except (TypeError, ValueError):
         _time_rows(spec, report, rows, times, at_or_after)
@@ -101,7 +103,9 @@ def _time_loop(spec: SideSpec, report: FileReport, rows, times, at_or_after) -> 
 def _time_rows(spec: SideSpec, report: FileReport, rows, times, at_or_after) -> None:
     leaks, missing, bad = report.time_leaks, report.no_time, report.bad_time
     offending = spec.split == "train"  # train offends when at/after; eval when before
-    fromiso, naive, aware = _fromisoformat, spec.cut.naive, spec.cut.aware
+    cutoff = spec.cut
+    assert cutoff is not None  # the time check runs with a cutoff only
+    fromiso, naive, aware = _fromisoformat, cutoff.naive, cutoff.aware
     for row, value in zip(rows, times):
         if type(value) is str:
             try:  # fast path for the common case: an ISO string
@@ -178,10 +182,11 @@ def index_unit(spec: SideSpec, unit: tuple = FILE, digest_: Callable[[str], int]
         part.report = spec.prefetched[0]
     target = into if into is not None else part
     report, groups, codes, code_rows = part.report, target.groups, target.codes, target.rows
-    own_keys: list | None = None  # the unit's own group values and their rows, when kept besides `into`'s
-    own_key_rows: list | None = None
-    own_codes: array | None = None
-    own_rows: array | None = None
+    # the unit's own group values, digests and their rows, when kept besides `into`'s (all four or none)
+    own_keys: Any = None
+    own_key_rows: Any = None
+    own_codes: Any = None
+    own_rows: Any = None
     if into is not None and keep_own:
         own_keys, own_key_rows = part.group_keys, part.group_rows = [], array("q")
         own_codes, own_rows = part.codes, part.rows
@@ -250,8 +255,8 @@ def scan_unit(spec: SideSpec, index: SmallIndex, unit: tuple = FILE, keep_own: b
     if spec.prefetched is not None:
         result.report = spec.prefetched[0]
     report, leaked, dups = result.report, result.leaked, result.dups
-    own_keys: list | None = None
-    own_key_rows: list | None = None
+    own_keys: Any = None  # the unit's own group values and their rows, when kept (both or neither)
+    own_key_rows: Any = None
     if own is not None:
         own.report = report
         own_keys, own_key_rows = own.group_keys, own.group_rows = [], array("q")

@@ -429,7 +429,7 @@ def remote_source(value: str, split: str, *, max_bytes: Optional[int], budget: B
     shown = show_uri(value)
     kind = scheme(value)
     store = scheme_of(value)
-    if store is None or store is LOCAL_FILES:
+    if store is None or store is LOCAL_FILES or kind is None:
         raise Unreadable(f"{shown}: the scheme {kind}:// is not read (use {schemes_read()} or a path in the repository)")
     refused = store.refusal(value)
     if refused:

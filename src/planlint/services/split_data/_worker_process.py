@@ -100,7 +100,9 @@ class _Worker:
         return self.clients[origin]
 
     def read(self, position: int, task: dict) -> tuple:
-        setup = self.setup
+        setup, index = self.setup, self.index
+        if setup is None or index is None:
+            return ("fallback", position, "a worker was given a task before the index", 0)
         budget = Budget.until(task["budget"])  # on time.monotonic (Pool.start), the same clock in every process
         counter = ByteCounter(task["limit"], setup["split"])
         counter.used = start = task["used"]
@@ -117,7 +119,7 @@ class _Worker:
         spec = _scan.SideSpec(setup["split"], item, setup["fmt"], setup["gz"], setup["fields"], setup["cut"], budget)
         try:
             with _read_ahead({position: spec}):  # the next batches on their way while this one is checked
-                piece = _scan.scan_unit(spec, self.index, FILE, keep_own=task["own"])
+                piece = _scan.scan_unit(spec, index, FILE, keep_own=task["own"])
         except ObjectChanged as changed:
             return ("fallback", position, str(changed), counter.used - start)
         except Exception as error:  # raised by the planlint process in this object's turn
@@ -128,9 +130,9 @@ class _Worker:
             return ("error", position, error, counter.used - start)
         used = counter.used - start
         own, piece.own, body = piece.own, None, None
-        if own is not None and self.setup["version"] is not None:
+        if own is not None and setup["version"] is not None:
             try:
-                body = _index_parts.part_body(own, used, self.setup["version"])  # what the cache writes, smaller than the part
+                body = _index_parts.part_body(own, used, setup["version"])  # what the cache writes, smaller than the part
             except Exception:
                 body = None
         return ("ok", position, (piece, body), used)

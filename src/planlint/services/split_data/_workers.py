@@ -132,7 +132,8 @@ class Pool:
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
-        processes, connections = [], []
+        processes: list = []
+        connections: list = []
         # Objects that exist now are left out of the workers' garbage collections: a collection
         # writes to every object it visits, and each page written is a page a worker copies.
         gc.freeze()
@@ -324,7 +325,9 @@ class Reader:
                 waiting = [conn for conn, position in self.busy.items() if position is not None]
                 if not waiting:
                     return
-                for conn in wait([*waiting, self._wake_r]):
+                ready: Any
+                for ready in wait([*waiting, self._wake_r]):
+                    conn = ready  # a Connection, or the wake-up pipe's end
                     if conn == self._wake_r or self._stopping:
                         return
                     try:

@@ -401,13 +401,13 @@ def _read(splits: dict[str, Source], fields: Fields, cut: Optional[Cutoff], budg
     shared_groups = shared_inputs = None
     if fields.group_key is not None and result.leaked:
         # first row and row count of each value, per split
-        per_split = {small.split: {key: index.groups[key] for key in result.leaked}, big.split: result.leaked}
-        shared_groups = _overlap(per_split, sides, excerpt)
+        groups: dict[str, dict[Any, Any]] = {small.split: {key: index.groups[key] for key in result.leaked}, big.split: result.leaked}
+        shared_groups = _overlap(groups, sides, excerpt)
     if result.dups:
         dups = result.dups
-        per_split = {small.split: {code: (index.hashes[code], index.hash_counts.get(code, 1)) for code in dups},
-                     big.split: {code: (entry[0], entry[1]) for code, entry in dups.items()}}
-        shared_inputs = _overlap(per_split, sides, lambda code: dups[code][2])
+        inputs: dict[str, dict[Any, Any]] = {small.split: {code: (index.hashes[code], index.hash_counts.get(code, 1)) for code in dups},
+                                             big.split: {code: (entry[0], entry[1]) for code, entry in dups.items()}}
+        shared_inputs = _overlap(inputs, sides, lambda code: dups[code][2])
     return DataFacts(fields.group_key, fields.time_key, cut.text if cut is not None else None, fields.inputs, _base.MAX_LINE_BYTES,
                      train.facts(), held_out.facts(), shared_groups, shared_inputs)
 

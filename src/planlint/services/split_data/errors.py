@@ -16,7 +16,15 @@ class DataError(Exception):
 
     def __init__(self, message: str = "", *, split: Optional[str] = None) -> None:
         super().__init__(message)
-        self.message, self.split = message, split
+        self.what, self.split = message, split
+
+    @property
+    def message(self) -> str:
+        return self.what
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self.what = text
 
 
 class Unreadable(DataError):
@@ -46,12 +54,16 @@ class OverCap(DataError):
     is then "NOUN ROW WHAT"."""
 
     def __init__(self, what: str = "", *, row: Optional[int] = None, noun: str = "row", split: Optional[str] = None) -> None:
-        Exception.__init__(self, what)
-        self.what, self.row, self.noun, self.split = what, row, noun, split
+        super().__init__(what, split=split)
+        self.row, self.noun = row, noun
 
-    @property  # type: ignore[override]
+    @property
     def message(self) -> str:
         return self.what if self.row is None else f"{self.noun} {self.row} {self.what}"
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self.what, self.row = text, None
 
 
 class OverBytes(OverCap):

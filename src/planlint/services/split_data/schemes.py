@@ -352,7 +352,7 @@ class HuggingFaceHub(Scheme):
         if match and match.group("revision") and self._COMMIT.match(match.group("revision")):
             return None
         late = self._LATE_REVISION.match(value) if match and not match.group("revision") else None
-        if late:
+        if match and late:
             # huggingface_hub reads a revision only after the repository's name: FILE@REV names a file "FILE@REV"
             revision = late.group("revision") if self._COMMIT.match(late.group("revision")) else "<commit sha>"
             pinned = f"hf://{match.group('kind')}/{match.group('org')}/{match.group('name')}@{revision}{late.group('file')}"
