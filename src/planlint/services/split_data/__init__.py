@@ -1,18 +1,9 @@
 """The data-aware split checks (PL207-PL211) over a plan's train and eval splits.
 
-resolve.py finds where a plan's split paths lead (every lint asks it, for the
-cache); check.py runs a check (`check_split_data`), which returns typed facts
-(facts.py) or says why there are none (errors.py). The rest is what the check
-stands on, bottom up: the stores split paths name (schemes), the objects of a
-split and how they are opened (_sources), the readers of each format
-(_formats over _jsonl, _csv, _parquet and their _base), the two passes over
-the rows (_scan), the per-object index parts and their cache (_index_parts),
-and the worker processes (_workers). docs/data-checks.md says what is
-checked; docs/ARCHITECTURE.md how a store is added.
-
-The names below are imported on first use (`__getattr__`): a lint that only
-resolves split paths, or asks a store how PL107 pins a path, loads neither
-the check nor its readers.
+resolve finds where split paths lead, check runs a check and returns facts;
+the rest is what it stands on (docs/ARCHITECTURE.md, "The data path"). The
+names here are imported on first use (`__getattr__`): a lint that only
+resolves split paths, or asks a store how PL107 pins one, loads no reader.
 """
 
 from __future__ import annotations

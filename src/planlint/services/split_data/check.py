@@ -1,23 +1,12 @@
-"""One data check: two splits read and compared, and what was found as facts (facts.py).
+"""One data check: two splits read and compared, what was found returned as facts (facts.py).
 
     facts = check_split_data(train, eval_, group_key="customer_id",
                              time_key="created_at", cutoff="2026-08-01",
                              input_fields=None, cache_dir=Path(".planlint_cache"))
 
-The smaller split (by size) is read first and only what the checks need is
-kept from it: its distinct group values (with the first row and a row count
-each), one 64-bit digest per distinct normalized input (with the first row),
-never the rows themselves. The larger split is then streamed, by forked
-worker processes when it is large (_scan, _workers), and compared against
-that. Memory is bounded by the smaller split's distinct values plus one chunk
-per process, not by the size of either split. See docs/data-checks.md.
-
-A split is one local file, a local glob's matches, or the objects behind a
-URI (_sources lists and opens them through their store, schemes.py). A split
-of objects is read object by object, each object's index part cached on its
-own (_index_parts). The result is cached whole, keyed by the content of
-both splits. Every way a check can stop without an answer is a DataError
-(errors.py), caught here, once.
+The steps, the caches and the memory bound: docs/ARCHITECTURE.md ("The data
+path") and docs/data-checks.md. Every way a check can stop without an answer
+is a DataError (errors.py), caught here, once.
 """
 
 from __future__ import annotations

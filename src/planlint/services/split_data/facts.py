@@ -1,17 +1,10 @@
-"""What the data checks found, as typed facts: `check_split_data` returns one of
+"""What the data checks found, as typed facts.
 
-* `DataFacts`: both splits were read; per split what was read and what
-  could not be used (rows, skipped rows, rows without a key, time leaks),
-  and across them the values in both (group values, inputs), each with
-  its count and the first rows where it is;
-* `Stopped`: a limit or a failure cut the checks short (the errors);
-* `SameData`: train and eval are one file or object, nothing to compare.
-
-The rules (rules/leakage.py) decide what these mean and word them; nothing
-here names a rule. Values are excerpts (`_values.excerpt`): the text a
-message may show, cut a character past what it shows.
-
-A `DataFacts` goes into the result cache as JSON (`to_json`, `from_json`).
+`check_split_data` returns `DataFacts` (both splits read: per split what was
+read and what could not be used, across them the values found in both),
+`Stopped` (why there is no answer) or `SameData`. The rules word them
+(rules/leakage_findings); values are excerpts. `to_json` and `from_json` are
+the result cache's form.
 """
 
 from __future__ import annotations

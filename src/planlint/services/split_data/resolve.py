@@ -1,18 +1,9 @@
 """Where a plan's split path leads, resolved once to a typed value.
 
-A split path with a scheme (`s3://...`) is `Remote`, read where it lives. A
-relative local path is looked for against the working directory, then the
-project root, then the plan's own directory (`Lookup.bases`); the first
-regular file is a `LocalFile`. A path with wildcards that names no file is a
-glob: its sorted matches under the first base where it matches any are one
-split, `LocalGlob` (`Unlisted` when it matches more than a split may have).
-Otherwise the split is `Absent`.
-
-Each value keeps every local path looked at for it, in order (`looked`):
-what a cached lint result of the plan depends on (engine/parallel, through
-rules/leakage.inputs) and what makes diff mode re-lint the plan. Whether a
-found file is inside the checkout is `inside_checkout`'s question.
-
+`Remote` (a path with a scheme), `LocalFile` (the first regular file against
+the working directory, the project root, the plan's directory), `LocalGlob`
+(a glob's sorted matches), `Unlisted` (too many) or `Absent`; each keeps the
+local paths looked at, in order (what a cached lint result depends on).
 Standard library only: every lint of a plan with split paths asks this.
 """
 

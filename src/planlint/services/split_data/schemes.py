@@ -1,18 +1,9 @@
 """What planlint knows about each store a split path can name: one class per scheme, one registry.
 
-A split path with a scheme (`s3://`, `gs://`, `hf://`, `https://`) is read
-where it lives, through its store's fsspec filesystem; a path without one
-is a local file (`LOCAL_FILES`). A `Scheme` holds what differs from one
-store to the next: the optional extra its client comes with, how the
-client is built within the check's time, which part of a path names a
-version, what an object is called and shown as, what names an object's
-content for the cache, what its client's errors mean, and how PL107 pins a
-path to it. The code that lists, opens and reads objects (_sources,
-_workers) asks the scheme and knows no store by name.
-
-`SCHEMES` is the registry; `scheme_of(value)` finds a split path's.
-Adding a store is one class and one line in `SCHEMES`
-(docs/ARCHITECTURE.md, "Adding a data store").
+A `Scheme` holds what differs from one store to the next (its extra, its
+client and time bounds, versions in a path, object names and identities,
+its errors, how PL107 pins a path); `SCHEMES` is the registry and
+`scheme_of(value)` finds a path's. Adding a store: docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
