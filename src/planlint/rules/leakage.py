@@ -37,16 +37,16 @@ def _lookup(ctx: PlanContext) -> Lookup:
 
 
 def _resolved(ctx: PlanContext) -> dict[str, Resolved] | None:
-    """Where each split path leads (once per plan context: kept in ctx.memo); None for splits
-    given by selector or task list (nothing to read)."""
+    """Where each split path leads (once per plan context: kept in ctx.memo, with the Lookup that
+    found it); None for splits given by selector or task list (nothing to read)."""
     if _RESOLVED not in ctx.memo:
         paths = {split: ctx.get("splits", split, "path") for split in ("train", "eval")}
         if not all(isinstance(p, str) and p.strip() for p in paths.values()):
-            ctx.memo[_RESOLVED] = None
+            ctx.memo[_RESOLVED] = None, None
         else:
             lookup = _lookup(ctx)
-            ctx.memo[_RESOLVED] = {split: resolve_split(value, lookup) for split, value in paths.items()}
-    return ctx.memo[_RESOLVED]
+            ctx.memo[_RESOLVED] = {split: resolve_split(value, lookup) for split, value in paths.items()}, lookup
+    return ctx.memo[_RESOLVED][0]
 
 
 def remote_or_glob(ctx: PlanContext) -> bool:
@@ -99,7 +99,7 @@ def split_data_problems(ctx: PlanContext) -> tuple[list[Problem], list[Note]]:
         if isinstance(found, Unlisted):  # more matches than a split may have
             _cannot_read(ctx, split, f"splits.{split}.path {show(found.value)}: {found.reason}", problems, notes, require)
             return problems, notes
-    lookup = _lookup(ctx)
+    lookup = ctx.memo[_RESOLVED][1]
     outside = [split for split, found in resolved.items() if isinstance(found, (LocalFile, LocalGlob)) and not inside_checkout(found, lookup)]
     if outside:  # a pull request must not make planlint read (and quote) files elsewhere on the machine
         for split in outside:
